@@ -1,1 +1,41 @@
-fn main() {}
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+use warden::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // stdout belongs to the protocol: every log line goes to stderr.
+    let default = match cli.verbosity() {
+        0 => "warn,warden=info,plugin=info",
+        1 => "info,warden=debug,plugin=debug",
+        _ => "debug",
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default)))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("warden")
+        .build()
+        .expect("cannot start the async runtime");
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => warden::serve::run(args).await,
+        }
+    });
+    let code = match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!("{error:#}");
+            ExitCode::FAILURE
+        }
+    };
+    // A blocking stdin read may still be parked in the runtime; do not wait
+    // for it on the way out.
+    runtime.shutdown_background();
+    code
+}

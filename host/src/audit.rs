@@ -1,0 +1,88 @@
+//! The audit trail: one JSON line per `tools/call`, appended to a file.
+//!
+//! Arguments are never logged, only their size: they may hold secrets.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Ok,
+    ToolError,
+    Trap,
+    Timeout,
+    MemoryLimit,
+    OutputLimit,
+    Busy,
+    Cancelled,
+    Rejected,
+}
+
+impl Outcome {
+    pub fn from_failure(word: &str) -> Self {
+        match word {
+            "timeout" => Outcome::Timeout,
+            "memory-limit" => Outcome::MemoryLimit,
+            "cancelled" => Outcome::Cancelled,
+            "busy" => Outcome::Busy,
+            _ => Outcome::Trap,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct Record<'a> {
+    /// Seconds since the Unix epoch, with millisecond precision.
+    pub time: f64,
+    pub plugin: &'a str,
+    pub tool: &'a str,
+    pub exposed_name: &'a str,
+    pub duration_ms: f64,
+    pub outcome: Outcome,
+    pub argument_bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<&'a str>,
+}
+
+pub fn now() -> f64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    (since.as_millis() as f64) / 1000.0
+}
+
+pub fn millis(duration: Duration) -> f64 {
+    (duration.as_micros() as f64 / 1000.0 * 1000.0).round() / 1000.0
+}
+
+pub struct AuditLog {
+    file: Mutex<File>,
+}
+
+impl AuditLog {
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open the audit log {}", path.display()))?;
+        Ok(Self { file: Mutex::new(file) })
+    }
+
+    /// Appends one record as a single write, so concurrent writers never
+    /// interleave within a line.
+    pub fn record(&self, record: &Record<'_>) {
+        let mut line = serde_json::to_vec(record).expect("audit records serialize");
+        line.push(b'\n');
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(error) = file.write_all(&line) {
+            tracing::error!("cannot write to the audit log: {error}");
+        }
+    }
+}

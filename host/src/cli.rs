@@ -1,0 +1,42 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "warden", version, about = "An MCP server whose tools live in sandboxed WebAssembly components")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve the plugins in a folder to an MCP client over stdio.
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// The plugins folder: `name.wasm` (+ optional `name.toml`) files and
+    /// `name/plugin.toml` folders.
+    #[arg(long, value_name = "DIR", default_value = "plugins")]
+    pub plugins: PathBuf,
+
+    /// Append one JSON line per tool call to this file.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
+
+    /// Log more (repeat for even more). `RUST_LOG` overrides this.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+impl Cli {
+    pub fn verbosity(&self) -> u8 {
+        match &self.command {
+            Command::Serve(args) => args.verbose,
+        }
+    }
+}

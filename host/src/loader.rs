@@ -1,0 +1,272 @@
+//! Finding plugins in a folder and loading them: read, verify, compile,
+//! link, ask for declarations, validate.
+//!
+//! A plugin that fails any step is skipped with one log line naming its file
+//! and the reason; the others still load.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use sha2::{Digest, Sha256};
+
+use crate::declarations;
+use crate::manifest::Manifest;
+use crate::naming;
+use crate::plugin::{Exports, Plugin};
+use crate::runtime::bindings::{completions, prompts, resources, tools};
+use crate::runtime::{CallContext, Prepared, Runtime};
+
+/// The contract version this host serves.
+pub const CONTRACT: &str = "warden:plugin@0.1.0";
+
+/// Where one plugin lives on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginSource {
+    /// The name from the file stem or folder name (a manifest may override it).
+    pub stem: String,
+    pub component: PathBuf,
+    pub manifest: Option<PathBuf>,
+}
+
+/// A plugin that could not be loaded, and why.
+#[derive(Debug)]
+pub struct LoadError {
+    pub path: PathBuf,
+    pub error: anyhow::Error,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {:#}", self.path.display(), self.error)
+    }
+}
+
+/// Lists the plugins in `dir`: `name.wasm` (with an optional `name.toml`
+/// beside it) and folders `name/` holding `plugin.toml` and one component.
+pub fn discover(dir: &Path) -> Result<(Vec<PluginSource>, Vec<LoadError>)> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot read the plugins folder {}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    let mut sources = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        let Some(file_name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if file_name.starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            if path.join("plugin.toml").is_file() {
+                match folder_component(&path) {
+                    Ok(component) => sources.push(PluginSource {
+                        stem: file_name.to_string(),
+                        component,
+                        manifest: Some(path.join("plugin.toml")),
+                    }),
+                    Err(error) => errors.push(LoadError { path, error }),
+                }
+            }
+            continue;
+        }
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("wasm") => {
+                let stem = file_name.trim_end_matches(".wasm").to_string();
+                let manifest = path.with_extension("toml");
+                sources.push(PluginSource {
+                    stem,
+                    component: path.clone(),
+                    manifest: manifest.is_file().then_some(manifest),
+                });
+            }
+            Some("toml") if !path.with_extension("wasm").exists() => {
+                tracing::warn!("{}: a manifest with no component beside it; ignored", path.display());
+            }
+            _ => {}
+        }
+    }
+    Ok((sources, errors))
+}
+
+fn folder_component(dir: &Path) -> Result<PathBuf> {
+    let preferred = dir.join("plugin.wasm");
+    if preferred.is_file() {
+        return Ok(preferred);
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .collect();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => bail!("folder plugin has plugin.toml but no .wasm component"),
+        _ => bail!("folder plugin has several .wasm files; name the one to load `plugin.wasm`"),
+    }
+}
+
+/// Loads every plugin in `dir`, compiling them in parallel. Results are in
+/// the folder's (sorted) order.
+pub async fn load_dir(runtime: &Arc<Runtime>, dir: &Path) -> Result<(Vec<Plugin>, Vec<LoadError>)> {
+    let (sources, mut errors) = discover(dir)?;
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, source) in sources.into_iter().enumerate() {
+        let runtime = runtime.clone();
+        tasks.spawn(async move {
+            let loaded = load(&runtime, &source).await;
+            (index, source, loaded)
+        });
+    }
+    let mut loaded = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        let (index, source, result) = joined.context("a plugin loader task panicked")?;
+        match result {
+            Ok(plugin) => loaded.push((index, plugin)),
+            Err(error) => errors.push(LoadError {
+                path: source.component,
+                error,
+            }),
+        }
+    }
+    loaded.sort_by_key(|(index, _)| *index);
+    Ok((loaded.into_iter().map(|(_, p)| p).collect(), errors))
+}
+
+/// Loads one plugin, or says precisely why it cannot be loaded.
+pub async fn load(runtime: &Arc<Runtime>, source: &PluginSource) -> Result<Plugin> {
+    let manifest = match &source.manifest {
+        Some(path) => Manifest::load(path)?,
+        None => Manifest::default(),
+    };
+    let name = manifest.name.clone().unwrap_or_else(|| source.stem.clone());
+    naming::check_plugin_name(&name).with_context(|| {
+        format!("the plugin name comes from the file name; rename the file or set `[plugin] name` in its manifest")
+    })?;
+    let bytes = std::fs::read(&source.component).context("cannot read the component")?;
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    if let Some(pin) = &manifest.sha256
+        && *pin != sha256
+    {
+        bail!(
+            "its sha256 is {sha256}, but the manifest pins `plugin.sha256` = {pin}; \
+             the file changed — update the pin only if you trust the new build"
+        );
+    }
+    check_header(&bytes)?;
+    let component = {
+        let runtime = runtime.clone();
+        tokio::task::spawn_blocking(move || runtime.compile(&bytes))
+            .await
+            .context("the compiler thread panicked")?
+            .map_err(|e| anyhow!("cannot compile the component: {e:#}"))?
+    };
+    let pre = runtime.prepare(&component).map_err(|e| {
+        anyhow!("it needs an import Warden does not provide ({e:#}); plugins may import only WASI 0.2 and {CONTRACT}'s `host`")
+    })?;
+    let exports = Exports {
+        tools: tools::GuestIndices::new(&pre).ok(),
+        resources: resources::GuestIndices::new(&pre).ok(),
+        prompts: prompts::GuestIndices::new(&pre).ok(),
+        completions: completions::GuestIndices::new(&pre).ok(),
+    };
+    if exports.names().is_empty() {
+        bail!("{}", describe_foreign_exports(runtime, &component));
+    }
+    let prepared = Prepared::new(pre, manifest.limits.clone());
+    let plugin_name: Arc<str> = name.into();
+    let tools = match &exports.tools {
+        Some(indices) => {
+            let declared = Plugin::list_tools(runtime, &prepared, indices, CallContext::detached(plugin_name.clone()))
+                .await
+                .map_err(|failure| anyhow!("{}", failure.describe(&plugin_name, "`list-tools`")))?;
+            declarations::tools(declared).context("its `list-tools` answer is malformed")?
+        }
+        None => Vec::new(),
+    };
+    Ok(Plugin {
+        name: plugin_name,
+        component_path: source.component.clone(),
+        manifest_path: source.manifest.clone(),
+        sha256,
+        prepared,
+        exports,
+        tools,
+    })
+}
+
+fn check_header(bytes: &[u8]) -> Result<()> {
+    const MAGIC: &[u8] = b"\0asm";
+    const CORE_MODULE: &[u8] = &[1, 0, 0, 0];
+    const COMPONENT_LAYER: &[u8] = &[0x0d, 0, 1, 0];
+    if bytes.len() < 8 || &bytes[..4] != MAGIC {
+        bail!("not a WebAssembly file (it may still be being written, or be something else)");
+    }
+    match &bytes[4..8] {
+        v if v == COMPONENT_LAYER => Ok(()),
+        v if v == CORE_MODULE => bail!(
+            "a core WebAssembly module, not a component; build it for `wasm32-wasip2` \
+             (or wrap it with `wasm-tools component new`)"
+        ),
+        other => bail!("an unsupported WebAssembly version/layer {other:02x?}"),
+    }
+}
+
+/// Explains a component that exports none of the contract's interfaces:
+/// most often it was built against another contract version.
+fn describe_foreign_exports(runtime: &Runtime, component: &wasmtime::component::Component) -> String {
+    let names: Vec<String> = component
+        .component_type()
+        .exports(runtime.engine())
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let other_versions: Vec<&String> = names.iter().filter(|n| n.starts_with("warden:plugin/")).collect();
+    if !other_versions.is_empty() {
+        let listed: Vec<&str> = other_versions.iter().map(|s| s.as_str()).collect();
+        format!(
+            "it was built against another contract version (it exports {}); this Warden serves {CONTRACT} — \
+             rebuild the plugin against the `wit/` folder of this release",
+            listed.join(", ")
+        )
+    } else if names.is_empty() {
+        format!("it exports nothing; a plugin exports at least one of {CONTRACT}'s tools, resources or prompts")
+    } else {
+        format!(
+            "it exports none of {CONTRACT}'s interfaces (it exports {}); a plugin exports at least one of tools, \
+             resources or prompts",
+            names.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovers_bare_components_manifests_and_folders() {
+        let dir = std::env::temp_dir().join(format!("warden-discover-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("folder")).unwrap();
+        std::fs::create_dir_all(dir.join("not-a-plugin")).unwrap();
+        for file in ["b.wasm", "a.wasm", "a.toml", "orphan.toml", ".hidden.wasm", "notes.txt"] {
+            std::fs::write(dir.join(file), b"").unwrap();
+        }
+        std::fs::write(dir.join("folder/plugin.toml"), b"").unwrap();
+        std::fs::write(dir.join("folder/thing.wasm"), b"").unwrap();
+        let (sources, errors) = discover(&dir).unwrap();
+        assert!(errors.is_empty());
+        let summary: Vec<_> = sources.iter().map(|s| (s.stem.as_str(), s.manifest.is_some())).collect();
+        assert_eq!(summary, [("a", true), ("b", false), ("folder", true)]);
+        assert_eq!(sources[2].component, dir.join("folder/thing.wasm"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn header_check_explains_what_the_file_is() {
+        assert!(check_header(b"\0asm\x0d\0\x01\0rest").is_ok());
+        let core = format!("{:#}", check_header(b"\0asm\x01\0\0\0").unwrap_err());
+        assert!(core.contains("core WebAssembly module"), "{core}");
+        let junk = format!("{:#}", check_header(b"hello world").unwrap_err());
+        assert!(junk.contains("not a WebAssembly file"), "{junk}");
+    }
+}

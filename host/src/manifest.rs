@@ -1,0 +1,228 @@
+//! The operator's capability manifest: `name.toml` beside `name.wasm`, or
+//! `plugin.toml` inside a folder plugin.
+//!
+//! The manifest is the only source of grants; nothing a plugin or a model
+//! says can add to it. Unknown keys are errors, so a typo never silently
+//! leaves a limit at its default or a grant half-written.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+/// Per-plugin limits, with the defaults a bare component gets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Linear memory plus table storage, in bytes.
+    pub memory: u64,
+    /// Wall-clock time one call may take.
+    pub timeout: Duration,
+    /// Calls of this plugin that may run at once.
+    pub concurrency: u32,
+    /// Bytes of content one call may return to the client.
+    pub output: u64,
+    /// Bytes of stdout and of stderr kept (and logged) per call.
+    pub log_output: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            memory: 64 << 20,
+            timeout: Duration::from_secs(30),
+            concurrency: 16,
+            output: 1 << 20,
+            log_output: 64 << 10,
+        }
+    }
+}
+
+/// A validated manifest.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Manifest {
+    /// The plugin's name, when the manifest overrides the file stem.
+    pub name: Option<String>,
+    /// The sha256 the component's bytes must have, lowercase hex.
+    pub sha256: Option<String>,
+    pub limits: Limits,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    #[serde(default)]
+    plugin: RawPlugin,
+    #[serde(default)]
+    limits: RawLimits,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPlugin {
+    name: Option<String>,
+    sha256: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    memory: Option<String>,
+    timeout: Option<String>,
+    concurrency: Option<u32>,
+    output: Option<String>,
+    #[serde(rename = "log-output")]
+    log_output: Option<String>,
+}
+
+impl Manifest {
+    /// Reads and validates the manifest at `path`. Errors name the file and
+    /// the key.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read manifest {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("invalid manifest {}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<Self> {
+        let raw: RawManifest = toml::from_str(text).map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))?;
+        let defaults = Limits::default();
+        let limits = Limits {
+            memory: parse_optional(raw.limits.memory, "limits.memory", parse_size)?.unwrap_or(defaults.memory),
+            timeout: parse_optional(raw.limits.timeout, "limits.timeout", parse_duration)?
+                .unwrap_or(defaults.timeout),
+            concurrency: match raw.limits.concurrency {
+                Some(0) => bail!("`limits.concurrency` must be at least 1"),
+                Some(n) => n,
+                None => defaults.concurrency,
+            },
+            output: parse_optional(raw.limits.output, "limits.output", parse_size)?.unwrap_or(defaults.output),
+            log_output: parse_optional(raw.limits.log_output, "limits.log-output", parse_size)?
+                .unwrap_or(defaults.log_output),
+        };
+        if limits.timeout.is_zero() {
+            bail!("`limits.timeout` must be longer than zero");
+        }
+        let sha256 = match raw.plugin.sha256 {
+            Some(pin) => {
+                let pin = pin.trim().to_ascii_lowercase();
+                if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    bail!("`plugin.sha256` must be 64 hexadecimal digits (the output of `sha256sum`)");
+                }
+                Some(pin)
+            }
+            None => None,
+        };
+        if let Some(name) = &raw.plugin.name {
+            crate::naming::check_plugin_name(name).context("`plugin.name` is not a valid plugin name")?;
+        }
+        Ok(Self {
+            name: raw.plugin.name,
+            sha256,
+            limits,
+        })
+    }
+}
+
+fn parse_optional<T>(value: Option<String>, key: &str, parse: fn(&str) -> Result<T>) -> Result<Option<T>> {
+    value
+        .map(|v| parse(&v).with_context(|| format!("`{key}` = {v:?} is not valid")))
+        .transpose()
+}
+
+/// Sizes such as `64 MiB`, `512KiB`, `1 GB` or a plain number of bytes.
+pub fn parse_size(text: &str) -> Result<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().context("expected a whole number followed by a unit such as `MiB`")?;
+    let factor: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KB" | "kB" => 1_000,
+        "KiB" => 1 << 10,
+        "MB" => 1_000_000,
+        "MiB" => 1 << 20,
+        "GB" => 1_000_000_000,
+        "GiB" => 1 << 30,
+        other => bail!("unknown unit `{other}`; use B, KiB, MiB, GiB, KB, MB or GB"),
+    };
+    number.checked_mul(factor).context("size is too large")
+}
+
+/// Durations such as `30s`, `1500ms` or `2m`.
+pub fn parse_duration(text: &str) -> Result<Duration> {
+    humantime::parse_duration(text.trim()).map_err(|e| anyhow::anyhow!("{e}; write it like `30s` or `500ms`"))
+}
+
+/// Formats a size for messages and tables.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, factor) in UNITS {
+        if bytes >= factor && bytes % factor == 0 {
+            return format!("{} {unit}", bytes / factor);
+        }
+    }
+    format!("{bytes} B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_manifest_has_the_defaults() {
+        assert_eq!(Manifest::parse("").unwrap(), Manifest::default());
+    }
+
+    #[test]
+    fn reads_plugin_and_limits() {
+        let m = Manifest::parse(
+            r#"
+            [plugin]
+            name = "notes"
+            sha256 = "AB00000000000000000000000000000000000000000000000000000000000000"
+            [limits]
+            memory = "32 MiB"
+            timeout = "1500ms"
+            concurrency = 2
+            output = "10KiB"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(m.name.as_deref(), Some("notes"));
+        assert_eq!(m.sha256.as_deref().unwrap()[..2], *"ab");
+        assert_eq!(m.limits.memory, 32 << 20);
+        assert_eq!(m.limits.timeout, Duration::from_millis(1500));
+        assert_eq!(m.limits.concurrency, 2);
+        assert_eq!(m.limits.output, 10 << 10);
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_that_name_the_key() {
+        let err = format!("{:#}", Manifest::parse("[limits]\nmemroy = \"1 MiB\"").unwrap_err());
+        assert!(err.contains("memroy"), "{err}");
+        let err = format!("{:#}", Manifest::parse("[filesystem]\n").unwrap_err());
+        assert!(err.contains("filesystem"), "{err}");
+    }
+
+    #[test]
+    fn malformed_values_name_the_key() {
+        let err = format!("{:#}", Manifest::parse("[limits]\nmemory = \"lots\"").unwrap_err());
+        assert!(err.contains("limits.memory"), "{err}");
+        let err = format!("{:#}", Manifest::parse("[limits]\ntimeout = \"soon\"").unwrap_err());
+        assert!(err.contains("limits.timeout"), "{err}");
+        let err = format!("{:#}", Manifest::parse("[plugin]\nsha256 = \"abc\"").unwrap_err());
+        assert!(err.contains("plugin.sha256"), "{err}");
+        assert!(Manifest::parse("[limits]\nconcurrency = 0").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64 MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("100").unwrap(), 100);
+        assert_eq!(parse_size("1GB").unwrap(), 1_000_000_000);
+        assert!(parse_size("12 parsecs").is_err());
+        assert_eq!(format_size(64 << 20), "64 MiB");
+        assert_eq!(format_size(1500), "1500 B");
+    }
+}

@@ -1,0 +1,139 @@
+//! Turning a plugin's call result into an MCP `CallToolResult`, checking it
+//! against the tool's output schema and the plugin's output limit on the way.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents};
+use serde_json::Value;
+
+use crate::declarations::{self, ToolDecl};
+use crate::manifest::format_size;
+use crate::runtime::bindings::types;
+
+/// Why a plugin's answer cannot be passed on as it is.
+pub enum ContentError {
+    /// The answer breaks the tool's own declaration.
+    Malformed(String),
+    /// The answer is larger than `[limits] output`.
+    TooLarge { bytes: u64, limit: u64 },
+}
+
+impl ContentError {
+    pub fn describe(&self, plugin: &str, tool: &str) -> String {
+        match self {
+            ContentError::Malformed(why) => format!("plugin `{plugin}` returned a malformed result from `{tool}`: {why}"),
+            ContentError::TooLarge { bytes, limit } => format!(
+                "plugin `{plugin}` returned {bytes} bytes from `{tool}`, more than its output limit of {}; \
+                 the operator can raise `[limits] output` in {plugin}.toml",
+                format_size(*limit)
+            ),
+        }
+    }
+}
+
+pub fn content_block(content: types::Content) -> ContentBlock {
+    match content {
+        types::Content::Text(text) => ContentBlock::text(text),
+        types::Content::Image(blob) => ContentBlock::image(BASE64.encode(&blob.data), blob.mime_type),
+        types::Content::Audio(blob) => ContentBlock::audio(BASE64.encode(&blob.data), blob.mime_type),
+        types::Content::ResourceLink(link) => {
+            let mut resource = Resource::new(link.uri, link.name);
+            if let Some(description) = link.description {
+                resource = resource.with_description(description);
+            }
+            if let Some(mime) = link.mime_type {
+                resource = resource.with_mime_type(mime);
+            }
+            ContentBlock::resource_link(resource)
+        }
+        types::Content::EmbeddedResource(contents) => ContentBlock::resource(resource_contents(contents)),
+    }
+}
+
+pub fn resource_contents(contents: types::ResourceContents) -> ResourceContents {
+    let resource = match contents.body {
+        types::ResourceBody::Text(text) => ResourceContents::TextResourceContents {
+            uri: contents.uri,
+            mime_type: None,
+            text,
+            meta: None,
+        },
+        types::ResourceBody::Blob(data) => ResourceContents::blob(BASE64.encode(&data), contents.uri),
+    };
+    match contents.mime_type {
+        Some(mime) => resource.with_mime_type(mime),
+        None => resource,
+    }
+}
+
+/// Converts and checks a successful `call-tool` answer.
+pub fn call_result(reply: types::CallResult, decl: &ToolDecl, output_limit: u64) -> Result<CallToolResult, ContentError> {
+    // Check the cheap bound before converting anything: a hostile plugin's
+    // 100 MB answer must not be base64-encoded only to be refused.
+    let raw_bytes: u64 = reply
+        .content
+        .iter()
+        .map(|c| match c {
+            types::Content::Text(t) => t.len() as u64,
+            types::Content::Image(b) | types::Content::Audio(b) => (b.data.len() as u64).div_ceil(3) * 4,
+            types::Content::EmbeddedResource(r) => match &r.body {
+                types::ResourceBody::Text(t) => t.len() as u64,
+                types::ResourceBody::Blob(b) => (b.len() as u64).div_ceil(3) * 4,
+            },
+            types::Content::ResourceLink(_) => 0,
+        })
+        .sum::<u64>()
+        + reply.structured_content.as_ref().map_or(0, |s| s.len() as u64);
+    if raw_bytes > output_limit {
+        return Err(ContentError::TooLarge {
+            bytes: raw_bytes,
+            limit: output_limit,
+        });
+    }
+    let structured = match reply.structured_content {
+        Some(text) => Some(
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| ContentError::Malformed(format!("`structured-content` is not valid JSON ({e})")))?,
+        ),
+        None => None,
+    };
+    if !reply.is_error
+        && let Some(validator) = &decl.output
+    {
+        let Some(value) = &structured else {
+            return Err(ContentError::Malformed(
+                "the tool declares an `output-schema` but returned no `structured-content`".into(),
+            ));
+        };
+        let violations = declarations::violations(validator, value);
+        if !violations.is_empty() {
+            return Err(ContentError::Malformed(format!(
+                "`structured-content` does not match the tool's `output-schema`: {}",
+                violations.join("; ")
+            )));
+        }
+    }
+    let mut content: Vec<ContentBlock> = reply.content.into_iter().map(content_block).collect();
+    if content.is_empty()
+        && let Some(value) = &structured
+    {
+        // Clients that predate structured output read the text content.
+        content.push(ContentBlock::text(value.to_string()));
+    }
+    let mut result = if reply.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    result.structured_content = structured;
+    Ok(result)
+}
+
+/// The text a plugin's own error becomes for the model.
+pub fn tool_error(error: types::Error) -> String {
+    match error {
+        types::Error::NotFound(what) => format!("not found: {what}"),
+        types::Error::InvalidArguments(why) => format!("invalid arguments: {why}"),
+        types::Error::Failed(why) => why,
+    }
+}

@@ -1,0 +1,8 @@
+//! The MCP layer: translates between MCP requests and the catalog. It holds
+//! no plugin logic of its own.
+
+mod content;
+mod handler;
+mod pagination;
+
+pub use handler::{Shared, WardenServer};

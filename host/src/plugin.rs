@@ -1,0 +1,85 @@
+//! A loaded plugin: its prepared component, its limits, which parts of the
+//! contract it exports, and the declarations it made at load.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::declarations::ToolDecl;
+use crate::runtime::bindings::{completions, prompts, resources, tools, types};
+use crate::runtime::{CallContext, CallFailure, CallTimings, Prepared, Runtime};
+
+/// Which interfaces of the contract the component exports, resolved once.
+#[derive(Default)]
+pub struct Exports {
+    pub tools: Option<tools::GuestIndices>,
+    pub resources: Option<resources::GuestIndices>,
+    pub prompts: Option<prompts::GuestIndices>,
+    pub completions: Option<completions::GuestIndices>,
+}
+
+impl Exports {
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.tools.is_some() {
+            names.push("tools");
+        }
+        if self.resources.is_some() {
+            names.push("resources");
+        }
+        if self.prompts.is_some() {
+            names.push("prompts");
+        }
+        if self.completions.is_some() {
+            names.push("completions");
+        }
+        names
+    }
+}
+
+pub struct Plugin {
+    pub name: Arc<str>,
+    pub component_path: PathBuf,
+    pub manifest_path: Option<PathBuf>,
+    pub sha256: String,
+    pub prepared: Prepared,
+    pub exports: Exports,
+    pub tools: Vec<ToolDecl>,
+}
+
+pub type ToolReply = Result<types::CallResult, types::Error>;
+
+impl Plugin {
+    /// Runs one tool call in a fresh sandbox. `arguments` is a JSON object.
+    pub async fn call_tool(
+        &self,
+        runtime: &Runtime,
+        tool: &str,
+        arguments: String,
+        call: CallContext,
+    ) -> (Result<ToolReply, CallFailure>, CallTimings) {
+        let tool = tool.to_string();
+        let indices = self.exports.tools.as_ref().expect("a plugin with tools exports the tools interface");
+        runtime
+            .invoke(&self.prepared, call, async |store, instance| {
+                let guest = indices.load(&mut *store, &instance)?;
+                guest.call_call_tool(&mut *store, &tool, &arguments).await
+            })
+            .await
+    }
+
+    /// Asks the plugin for its tools (done once, at load).
+    pub async fn list_tools(
+        runtime: &Runtime,
+        prepared: &Prepared,
+        indices: &tools::GuestIndices,
+        call: CallContext,
+    ) -> Result<Vec<types::Tool>, CallFailure> {
+        runtime
+            .invoke(prepared, call, async |store, instance| {
+                let guest = indices.load(&mut *store, &instance)?;
+                guest.call_list_tools(&mut *store).await
+            })
+            .await
+            .0
+    }
+}

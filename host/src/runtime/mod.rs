@@ -1,0 +1,299 @@
+//! The wasm runtime: one `Engine` and `Linker` for the process, and the
+//! machinery that runs one call in a fresh, limited sandbox.
+
+pub mod bindings;
+pub mod output;
+pub mod sandbox;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use tokio::sync::Semaphore;
+use wasmtime::component::{Component, Instance, InstancePre, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+
+use crate::manifest::{Limits, format_size};
+pub use sandbox::{CallContext, GuestEvent, Sandbox};
+
+/// How often the epoch advances. A running guest yields to the async runtime
+/// at every tick, which is what lets timeouts and cancellation take effect
+/// while it computes.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Instances that may exist at once across all plugins (the pool's size).
+const MAX_INSTANCES: u32 = 256;
+
+/// How long a call waits for a free slot of its plugin before it is refused.
+const BUSY_WAIT: Duration = Duration::from_secs(10);
+
+/// After a client cancels, the guest gets this long to notice
+/// `host.cancelled()` and return before it is interrupted.
+const CANCEL_GRACE: Duration = Duration::from_millis(250);
+
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<Sandbox>,
+    instances: Semaphore,
+    pooling: bool,
+}
+
+/// Why a call into a plugin did not return a value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallFailure {
+    Timeout(Duration),
+    MemoryLimit(u64),
+    Trap { message: String, stderr_tail: Option<String> },
+    Cancelled,
+    Busy { concurrency: u32 },
+}
+
+impl CallFailure {
+    /// The audit log's word for this outcome.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            CallFailure::Timeout(_) => "timeout",
+            CallFailure::MemoryLimit(_) => "memory-limit",
+            CallFailure::Trap { .. } => "trap",
+            CallFailure::Cancelled => "cancelled",
+            CallFailure::Busy { .. } => "busy",
+        }
+    }
+
+    /// A message for the client that names the plugin, what happened and,
+    /// for a limit, the manifest key that raises it.
+    pub fn describe(&self, plugin: &str, what: &str) -> String {
+        match self {
+            CallFailure::Timeout(limit) => format!(
+                "plugin `{plugin}` exceeded its {} time limit while running {what}; \
+                 the operator can raise `[limits] timeout` in {plugin}.toml",
+                humantime::format_duration(*limit)
+            ),
+            CallFailure::MemoryLimit(limit) => format!(
+                "plugin `{plugin}` exceeded its {} memory limit while running {what}; \
+                 the operator can raise `[limits] memory` in {plugin}.toml",
+                format_size(*limit)
+            ),
+            CallFailure::Trap { message, stderr_tail } => {
+                let mut text = format!("plugin `{plugin}` crashed while running {what}: {message}");
+                if let Some(tail) = stderr_tail {
+                    text.push_str(&format!(" (its stderr ended with: {tail})"));
+                }
+                text
+            }
+            CallFailure::Cancelled => format!("the call to {what} of plugin `{plugin}` was cancelled"),
+            CallFailure::Busy { concurrency } => format!(
+                "plugin `{plugin}` is busy: {concurrency} calls are already running and none finished in time; \
+                 try again, or the operator can raise `[limits] concurrency` in {plugin}.toml"
+            ),
+        }
+    }
+}
+
+/// What a plugin needs at call time: its prepared component and limits.
+pub struct Prepared {
+    pub pre: InstancePre<Sandbox>,
+    pub limits: Limits,
+    pub concurrency: Semaphore,
+}
+
+impl Prepared {
+    pub fn new(pre: InstancePre<Sandbox>, limits: Limits) -> Self {
+        let concurrency = Semaphore::new(limits.concurrency as usize);
+        Self { pre, limits, concurrency }
+    }
+}
+
+/// Host-side timings of one call, for the audit log and benchmarks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CallTimings {
+    pub setup: Duration,
+    pub instantiate: Duration,
+    pub run: Duration,
+}
+
+impl Runtime {
+    pub fn new() -> Result<Arc<Self>> {
+        let (engine, pooling) = match Engine::new(&engine_config(true)) {
+            Ok(engine) => (engine, true),
+            Err(error) => {
+                tracing::warn!(
+                    "the pooling allocator could not reserve its address space ({error:#}); \
+                     falling back to on-demand allocation (slower per call)"
+                );
+                (Engine::new(&engine_config(false))?, false)
+            }
+        };
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(anyhow::Error::from)
+            .context("cannot link WASI")?;
+        bindings::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
+            .map_err(anyhow::Error::from)
+            .context("cannot link the host interface")?;
+        spawn_epoch_ticker(&engine);
+        Ok(Arc::new(Self {
+            engine,
+            linker,
+            instances: Semaphore::new(MAX_INSTANCES as usize),
+            pooling,
+        }))
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn pooling(&self) -> bool {
+        self.pooling
+    }
+
+    /// Compiles a component. CPU-heavy: call it from a blocking thread.
+    pub fn compile(&self, bytes: &[u8]) -> Result<Component> {
+        Ok(Component::new(&self.engine, bytes)?)
+    }
+
+    /// Resolves a component's imports against what Warden provides.
+    pub fn prepare(&self, component: &Component) -> Result<InstancePre<Sandbox>> {
+        Ok(self.linker.instantiate_pre(component)?)
+    }
+
+    /// Runs `body` against a fresh instance of `plugin`, under the plugin's
+    /// limits, and classifies every way it can fail.
+    pub async fn invoke<T>(
+        &self,
+        plugin: &Prepared,
+        call: CallContext,
+        body: impl AsyncFnOnce(&mut Store<Sandbox>, Instance) -> wasmtime::Result<T>,
+    ) -> (Result<T, CallFailure>, CallTimings) {
+        let mut timings = CallTimings::default();
+        let limits = &plugin.limits;
+        let Ok(Ok(_slot)) = tokio::time::timeout(BUSY_WAIT.min(limits.timeout), plugin.concurrency.acquire()).await
+        else {
+            return (
+                Err(CallFailure::Busy {
+                    concurrency: limits.concurrency,
+                }),
+                timings,
+            );
+        };
+        // The pool has a fixed number of slots: wait for one rather than fail.
+        let Ok(_instance_slot) = self.instances.acquire().await else {
+            unreachable!("the instance semaphore is never closed")
+        };
+        let cancel = call.cancel.clone();
+        let plugin_name = call.plugin.clone();
+        let started = Instant::now();
+        let mut store = Store::new(&self.engine, Sandbox::new(limits, call));
+        store.limiter(|sandbox| &mut sandbox.limiter);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_async_yield_and_update(1);
+        timings.setup = started.elapsed();
+
+        let run = async {
+            let instantiated = Instant::now();
+            let instance = plugin.pre.instantiate_async(&mut store).await?;
+            let instantiate = instantiated.elapsed();
+            let value = body(&mut store, instance).await?;
+            wasmtime::Result::Ok((value, instantiate))
+        };
+        let mut timed = Box::pin(tokio::time::timeout(limits.timeout, run));
+        let ran = Instant::now();
+        let result = tokio::select! {
+            result = &mut timed => Some(result),
+            () = cancel.cancelled() => None,
+        };
+        let result = match result {
+            Some(result) => Some(result),
+            // Cancelled: a cooperative guest sees `host.cancelled()` and returns.
+            None => tokio::time::timeout(CANCEL_GRACE, &mut timed).await.ok(),
+        };
+        // Dropping the future drops the guest's stack: whatever it was doing
+        // ends here.
+        drop(timed);
+        let Some(result) = result else {
+            log_output(&plugin_name, &store.data().stdout, &store.data().stderr);
+            return (Err(CallFailure::Cancelled), timings);
+        };
+        timings.run = ran.elapsed();
+        let sandbox = store.data();
+        let outcome = match result {
+            Err(_elapsed) => Err(CallFailure::Timeout(limits.timeout)),
+            Ok(Ok((value, instantiate))) => {
+                timings.instantiate = instantiate;
+                timings.run = timings.run.saturating_sub(instantiate);
+                Ok(value)
+            }
+            Ok(Err(_)) if sandbox.limiter.exceeded => Err(CallFailure::MemoryLimit(limits.memory)),
+            Ok(Err(error)) => Err(CallFailure::Trap {
+                message: trap_message(&error),
+                stderr_tail: sandbox.stderr.last_line(),
+            }),
+        };
+        log_output(&plugin_name, &sandbox.stdout, &sandbox.stderr);
+        (outcome, timings)
+    }
+}
+
+fn engine_config(pooling: bool) -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    // Hot paths compile once per plugin version; optimise them fully.
+    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    if pooling {
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(MAX_INSTANCES)
+            .total_core_instances(MAX_INSTANCES * 8)
+            .total_memories(MAX_INSTANCES * 2)
+            .total_tables(MAX_INSTANCES * 8)
+            .total_stacks(MAX_INSTANCES)
+            .max_core_instances_per_component(32)
+            .max_memories_per_component(4)
+            .max_tables_per_component(16)
+            .max_component_instance_size(1 << 20)
+            .max_core_instance_size(1 << 20);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    config
+}
+
+/// Advances the engine's epoch from a dedicated OS thread: a tokio task
+/// could be starved by the very guest it is meant to interrupt.
+fn spawn_epoch_ticker(engine: &Engine) {
+    let engine = engine.weak();
+    std::thread::Builder::new()
+        .name("warden-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = engine.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("cannot start the epoch thread");
+}
+
+fn trap_message(error: &wasmtime::Error) -> String {
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::UnreachableCodeReached) => "the plugin panicked (wasm `unreachable` executed)".into(),
+        Some(Trap::StackOverflow) => "the plugin overflowed its stack".into(),
+        Some(trap) => format!("wasm trap: {trap}"),
+        None => format!("{:#}", error.root_cause()),
+    }
+}
+
+fn log_output(plugin: &str, stdout: &output::CapturedOutput, stderr: &output::CapturedOutput) {
+    for (name, stream) in [("stdout", stdout), ("stderr", stderr)] {
+        let (text, dropped) = stream.take();
+        if text.is_empty() && dropped == 0 {
+            continue;
+        }
+        let text = text.trim_end();
+        if dropped > 0 {
+            tracing::info!(target: "plugin", plugin, stream = name, dropped_bytes = dropped, "{text}");
+        } else {
+            tracing::info!(target: "plugin", plugin, stream = name, "{text}");
+        }
+    }
+}

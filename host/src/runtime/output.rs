@@ -1,0 +1,131 @@
+//! Capture of a guest's stdout and stderr.
+//!
+//! On the stdio transport the host's stdout *is* the protocol channel, so a
+//! guest never writes to it: its output lands in a bounded buffer that is
+//! logged to stderr after the call. Past the cap, bytes are counted and
+//! dropped — never a trap, so a chatty plugin still returns its result.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
+
+#[derive(Default)]
+struct Buffer {
+    kept: Vec<u8>,
+    dropped: u64,
+}
+
+/// A bounded, truncating sink for one stream of one call.
+#[derive(Clone)]
+pub struct CapturedOutput {
+    buffer: Arc<Mutex<Buffer>>,
+    cap: usize,
+}
+
+impl CapturedOutput {
+    pub fn new(cap: usize) -> Self {
+        Self {
+            buffer: Arc::default(),
+            cap,
+        }
+    }
+
+    fn push(&self, bytes: &[u8]) {
+        let mut buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
+        let room = self.cap.saturating_sub(buffer.kept.len());
+        let kept = room.min(bytes.len());
+        buffer.kept.extend_from_slice(&bytes[..kept]);
+        buffer.dropped += (bytes.len() - kept) as u64;
+    }
+
+    /// The last non-blank line captured so far (at most 300 characters):
+    /// for a crash, usually the panic message.
+    pub fn last_line(&self) -> Option<String> {
+        let buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
+        let text = String::from_utf8_lossy(&buffer.kept);
+        let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+        Some(line.trim().chars().take(300).collect())
+    }
+
+    /// The captured text (lossily decoded) and how many bytes were dropped.
+    pub fn take(&self) -> (String, u64) {
+        let mut buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
+        let text = String::from_utf8_lossy(&buffer.kept).into_owned();
+        let dropped = buffer.dropped;
+        *buffer = Buffer::default();
+        (text, dropped)
+    }
+}
+
+impl IsTerminal for CapturedOutput {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for CapturedOutput {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+/// The permit handed out by `check-write`: it also bounds what the host
+/// allocates for a single write on the guest's behalf.
+const WRITE_PERMIT: usize = 64 * 1024;
+
+#[async_trait::async_trait]
+impl Pollable for CapturedOutput {
+    async fn ready(&mut self) {}
+}
+
+impl OutputStream for CapturedOutput {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        self.push(&bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(WRITE_PERMIT)
+    }
+}
+
+impl tokio::io::AsyncWrite for CapturedOutput {
+    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        self.push(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_up_to_the_cap_and_counts_the_rest() {
+        let out = CapturedOutput::new(4);
+        out.push(b"abc");
+        out.push(b"defgh");
+        assert_eq!(out.take(), ("abcd".to_string(), 4));
+        assert_eq!(out.take(), (String::new(), 0));
+    }
+}

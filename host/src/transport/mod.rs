@@ -1,0 +1,3 @@
+//! Transports: how MCP messages reach the handler.
+
+pub mod stdio;
