@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use rmcp::RoleServer;
+use rmcp::model::{ClientRequest, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
@@ -163,6 +164,12 @@ where
             let trimmed = trim(&line);
             if !trimmed.is_empty() {
                 match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(trimmed) {
+                    Ok(JsonRpcMessage::Request(request)) if is_malformed_standard_request(&request.request) => {
+                        let ClientRequest::CustomRequest(custom) = &request.request else { unreachable!() };
+                        let message = json!({"jsonrpc": "2.0", "id": request.id,
+                            "error": {"code": -32602, "message": format!("Invalid params: the params of `{}` do not match the MCP schema", custom.method)}});
+                        reply(&self.writer, message).await;
+                    }
                     Ok(message) => {
                         self.line = line;
                         self.line.clear();
@@ -179,6 +186,17 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.writer.lock().await.flush().await
     }
+}
+
+/// rmcp reads a standard method whose params it cannot parse as a custom
+/// request, which would be answered "method not found": it is a params error.
+fn is_malformed_standard_request(request: &ClientRequest) -> bool {
+    const STANDARD: &[&str] = &[
+        "initialize", "ping", "server/discover", "tools/list", "tools/call", "resources/list",
+        "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe",
+        "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "subscriptions/listen",
+    ];
+    matches!(request, ClientRequest::CustomRequest(custom) if STANDARD.contains(&custom.method.as_str()))
 }
 
 fn trim(line: &[u8]) -> &[u8] {
@@ -222,7 +240,7 @@ mod tests {
             b"[1,2]\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":5}}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":7}\n",
         )
         .await;
-        assert!(received.is_empty());
+        assert!(received.is_empty(), "{received:?}");
         let codes: Vec<(i64, Value)> = replies
             .iter()
             .map(|r| {
