@@ -38,7 +38,10 @@ pub struct LoadError {
 
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {:#}", self.path.display(), self.error)
+        // One line per plugin in the log, whatever the error's own layout.
+        let reason = format!("{:#}", self.error);
+        let reason: Vec<&str> = reason.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        write!(f, "{}: {}", self.path.display(), reason.join(" "))
     }
 }
 
@@ -178,7 +181,10 @@ pub async fn load(runtime: &Arc<Runtime>, source: &PluginSource) -> Result<Plugi
         Some(indices) => {
             let declared = Plugin::list_tools(runtime, &prepared, indices, CallContext::detached(plugin_name.clone()))
                 .await
-                .map_err(|failure| anyhow!("{}", failure.describe(&plugin_name, "`list-tools`")))?;
+                .map_err(|failure| {
+                    let manifest = crate::plugin::manifest_name(&source.component, source.manifest.as_deref());
+                    anyhow!("{}", failure.describe(&plugin_name, &manifest, "`list-tools`"))
+                })?;
             declarations::tools(declared).context("its `list-tools` answer is malformed")?
         }
         None => Vec::new(),

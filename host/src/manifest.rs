@@ -85,7 +85,14 @@ impl Manifest {
     }
 
     pub fn parse(text: &str) -> Result<Self> {
-        let raw: RawManifest = toml::from_str(text).map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))?;
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            // toml's own Display draws a multi-line snippet; a log line wants one line.
+            let at = e.span().map(|span| {
+                let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                format!("line {line}: ")
+            });
+            anyhow::anyhow!("{}{}", at.unwrap_or_default(), e.message().trim_end())
+        })?;
         let defaults = Limits::default();
         let limits = Limits {
             memory: parse_optional(raw.limits.memory, "limits.memory", parse_size)?.unwrap_or(defaults.memory),
@@ -200,7 +207,8 @@ mod tests {
     #[test]
     fn unknown_keys_are_errors_that_name_the_key() {
         let err = format!("{:#}", Manifest::parse("[limits]\nmemroy = \"1 MiB\"").unwrap_err());
-        assert!(err.contains("memroy"), "{err}");
+        assert!(err.starts_with("line 2: unknown field `memroy`"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
         let err = format!("{:#}", Manifest::parse("[filesystem]\n").unwrap_err());
         assert!(err.contains("filesystem"), "{err}");
     }

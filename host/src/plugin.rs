@@ -46,9 +46,24 @@ pub struct Plugin {
     pub tools: Vec<ToolDecl>,
 }
 
+/// The file name of a plugin's manifest (which may not exist yet), as
+/// error messages name it: `notes.toml`, or `notes/plugin.toml`.
+pub fn manifest_name(component: &std::path::Path, manifest: Option<&std::path::Path>) -> String {
+    let path = manifest.map_or_else(|| component.with_extension("toml"), |m| m.to_path_buf());
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    match (file.as_str(), path.parent().and_then(|p| p.file_name())) {
+        ("plugin.toml", Some(folder)) => format!("{}/plugin.toml", folder.to_string_lossy()),
+        _ => file,
+    }
+}
+
 pub type ToolReply = Result<types::CallResult, types::Error>;
 
 impl Plugin {
+    pub fn manifest_name(&self) -> String {
+        manifest_name(&self.component_path, self.manifest_path.as_deref())
+    }
+
     /// Runs one tool call in a fresh sandbox. `arguments` is a JSON object.
     pub async fn call_tool(
         &self,

@@ -19,12 +19,12 @@ pub enum ContentError {
 }
 
 impl ContentError {
-    pub fn describe(&self, plugin: &str, tool: &str) -> String {
+    pub fn describe(&self, plugin: &str, manifest: &str, tool: &str) -> String {
         match self {
             ContentError::Malformed(why) => format!("plugin `{plugin}` returned a malformed result from `{tool}`: {why}"),
             ContentError::TooLarge { bytes, limit } => format!(
                 "plugin `{plugin}` returned {bytes} bytes from `{tool}`, more than its output limit of {}; \
-                 the operator can raise `[limits] output` in {plugin}.toml",
+                 the operator can raise `[limits] output` in {manifest}",
                 format_size(*limit)
             ),
         }

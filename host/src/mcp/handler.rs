@@ -187,7 +187,7 @@ impl ServerHandler for WardenServer {
         let tool_desc = format!("`{}`", request.name);
         let result = match reply {
             Err(failure) => {
-                let text = failure.describe(&plugin.name, &tool_desc);
+                let text = failure.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
                 audit.record(Outcome::from_failure(failure.outcome()), Some(&text));
                 error_result(text)
             }
@@ -203,7 +203,7 @@ impl ServerHandler for WardenServer {
                     result
                 }
                 Err(error) => {
-                    let text = error.describe(&plugin.name, &request.name);
+                    let text = error.describe(&plugin.name, &plugin.manifest_name(), &request.name);
                     let outcome = match error {
                         ContentError::TooLarge { .. } => Outcome::OutputLimit,
                         ContentError::Malformed(_) => Outcome::ToolError,

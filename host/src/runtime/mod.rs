@@ -62,29 +62,30 @@ impl CallFailure {
 
     /// A message for the client that names the plugin, what happened and,
     /// for a limit, the manifest key that raises it.
-    pub fn describe(&self, plugin: &str, what: &str) -> String {
+    /// `manifest` is the manifest's file name, where a limit would be raised.
+    pub fn describe(&self, plugin: &str, manifest: &str, what: &str) -> String {
         match self {
             CallFailure::Timeout(limit) => format!(
                 "plugin `{plugin}` exceeded its {} time limit while running {what}; \
-                 the operator can raise `[limits] timeout` in {plugin}.toml",
+                 the operator can raise `[limits] timeout` in {manifest}",
                 humantime::format_duration(*limit)
             ),
             CallFailure::MemoryLimit(limit) => format!(
                 "plugin `{plugin}` exceeded its {} memory limit while running {what}; \
-                 the operator can raise `[limits] memory` in {plugin}.toml",
+                 the operator can raise `[limits] memory` in {manifest}",
                 format_size(*limit)
             ),
             CallFailure::Trap { message, stderr_tail } => {
                 let mut text = format!("plugin `{plugin}` crashed while running {what}: {message}");
                 if let Some(tail) = stderr_tail {
-                    text.push_str(&format!(" (its stderr ended with: {tail})"));
+                    text.push_str(&format!(" — it printed: {tail}"));
                 }
                 text
             }
             CallFailure::Cancelled => format!("the call to {what} of plugin `{plugin}` was cancelled"),
             CallFailure::Busy { concurrency } => format!(
                 "plugin `{plugin}` is busy: {concurrency} calls are already running and none finished in time; \
-                 try again, or the operator can raise `[limits] concurrency` in {plugin}.toml"
+                 try again, or the operator can raise `[limits] concurrency` in {manifest}"
             ),
         }
     }
@@ -227,7 +228,7 @@ impl Runtime {
             Ok(Err(_)) if sandbox.limiter.exceeded => Err(CallFailure::MemoryLimit(limits.memory)),
             Ok(Err(error)) => Err(CallFailure::Trap {
                 message: trap_message(&error),
-                stderr_tail: sandbox.stderr.last_line(),
+                stderr_tail: sandbox.stderr.crash_summary(),
             }),
         };
         log_output(&plugin_name, &sandbox.stdout, &sandbox.stderr);
@@ -289,7 +290,7 @@ fn log_output(plugin: &str, stdout: &output::CapturedOutput, stderr: &output::Ca
         if text.is_empty() && dropped == 0 {
             continue;
         }
-        let text = text.trim_end();
+        let text = text.trim();
         if dropped > 0 {
             tracing::info!(target: "plugin", plugin, stream = name, dropped_bytes = dropped, "{text}");
         } else {

@@ -42,13 +42,17 @@ impl CapturedOutput {
         buffer.dropped += (bytes.len() - kept) as u64;
     }
 
-    /// The last non-blank line captured so far (at most 300 characters):
-    /// for a crash, usually the panic message.
-    pub fn last_line(&self) -> Option<String> {
+    /// A one-line summary of why the guest crashed, from what it printed:
+    /// a Rust panic's message when there is one, else the last line.
+    pub fn crash_summary(&self) -> Option<String> {
         let buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
         let text = String::from_utf8_lossy(&buffer.kept);
-        let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
-        Some(line.trim().chars().take(300).collect())
+        let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let line = match lines.iter().rposition(|l| l.contains("panicked at")) {
+            Some(at) => lines.get(at + 1).map_or(lines[at], |message| *message),
+            None => *lines.iter().rev().find(|l| !l.starts_with("note: run with `RUST_BACKTRACE"))?,
+        };
+        Some(line.chars().take(300).collect())
     }
 
     /// The captured text (lossily decoded) and how many bytes were dropped.
@@ -127,5 +131,16 @@ mod tests {
         out.push(b"defgh");
         assert_eq!(out.take(), ("abcd".to_string(), 4));
         assert_eq!(out.take(), (String::new(), 0));
+    }
+
+    #[test]
+    fn crash_summary_prefers_the_panic_message() {
+        let out = CapturedOutput::new(1 << 10);
+        out.push(b"working\nthread '<unnamed>' panicked at src/lib.rs:3:5:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n");
+        assert_eq!(out.crash_summary().as_deref(), Some("boom"));
+        let out = CapturedOutput::new(1 << 10);
+        out.push(b"first\nlast words\n\n");
+        assert_eq!(out.crash_summary().as_deref(), Some("last words"));
+        assert_eq!(CapturedOutput::new(8).crash_summary(), None);
     }
 }

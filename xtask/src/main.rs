@@ -1,0 +1,102 @@
+//! `cargo xtask plugins`: build the example plugins and stage them in
+//! `target/plugins/examples`.
+//! `cargo xtask run [ARGS...]`: the same, then `warden serve` on that folder with ARGS.
+//!
+//! Only Warden itself writes to stdout: on the stdio transport, stdout is the protocol.
+
+use anyhow::{Context, Result, bail};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, ExitStatus};
+use xtask::{build_guests, repo_root, stage};
+
+const USAGE: &str = "\
+usage: cargo xtask plugins          build the example plugins into target/plugins/examples
+       cargo xtask run [ARGS...]    the same, then run `warden serve` on them with ARGS";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("xtask: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    let command = args.next();
+    match command.as_ref().and_then(|c| c.to_str()) {
+        Some("plugins") => {
+            if let Some(extra) = args.next() {
+                bail!("`plugins` takes no arguments, got {extra:?}\n{USAGE}");
+            }
+            stage_examples()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("run") => {
+            let plugins = stage_examples()?;
+            serve(plugins, args.collect())
+        }
+        Some("help" | "-h" | "--help") => {
+            eprintln!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// Builds `plugins/` and stages it; returns the folder.
+fn stage_examples() -> Result<PathBuf> {
+    let root = repo_root();
+    let guests = build_guests(&root.join("plugins"))?;
+    let dir = root.join("target").join("plugins").join("examples");
+    stage(&guests, &dir).with_context(|| format!("staging plugins in {}", dir.display()))?;
+    let names: Vec<&str> = guests.iter().map(|guest| guest.name.as_str()).collect();
+    eprintln!(
+        "xtask: staged {} plugins ({}) in {}",
+        guests.len(),
+        names.join(", "),
+        dir.display()
+    );
+    Ok(dir)
+}
+
+/// Runs Warden on `plugins` with the terminal's stdin, stdout and stderr.
+fn serve(plugins: PathBuf, extra: Vec<OsString>) -> Result<ExitCode> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let status = Command::new(cargo)
+        .current_dir(repo_root())
+        .args([
+            "run",
+            "--release",
+            "--package",
+            "warden",
+            "--",
+            "serve",
+            "--plugins",
+        ])
+        .arg(plugins)
+        .args(extra)
+        .status()
+        .context("starting `cargo run --package warden`")?;
+    Ok(exit_code(status))
+}
+
+fn exit_code(status: ExitStatus) -> ExitCode {
+    if let Some(code) = status.code() {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return ExitCode::from(u8::try_from(128 + signal).unwrap_or(1));
+        }
+    }
+    ExitCode::FAILURE
+}
