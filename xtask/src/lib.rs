@@ -78,7 +78,36 @@ pub fn build_guests(workspace_dir: &Path) -> Result<Vec<Guest>> {
         .with_context(|| format!("building the guest workspace {}", workspace_dir.display()))
 }
 
+/// Installs the guest target when the toolchain lacks it. rustup installs the
+/// targets named in `rust-toolchain.toml` only with a new toolchain, not into
+/// one that is already there, so a fresh machine with stable installed needs this.
+fn ensure_guest_target(workspace_dir: &Path) -> Result<()> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
+    let libdir = Command::new(rustc)
+        .current_dir(workspace_dir)
+        .args(["--print", "target-libdir", "--target", GUEST_TARGET])
+        .stderr(Stdio::null())
+        .output()
+        .context("running rustc --print target-libdir")?;
+    let path = String::from_utf8_lossy(&libdir.stdout).trim().to_string();
+    if libdir.status.success() && !path.is_empty() && Path::new(&path).is_dir() {
+        return Ok(());
+    }
+    eprintln!("xtask: installing the {GUEST_TARGET} target (rustup target add {GUEST_TARGET})");
+    let status = Command::new("rustup")
+        .current_dir(workspace_dir)
+        .args(["target", "add", GUEST_TARGET])
+        .stdout(Stdio::null())
+        .status()
+        .context("running rustup; install the target by hand with `rustup target add wasm32-wasip2`")?;
+    if !status.success() {
+        bail!("`rustup target add {GUEST_TARGET}` failed ({status})");
+    }
+    Ok(())
+}
+
 fn build(workspace_dir: &Path) -> Result<Vec<Guest>> {
+    ensure_guest_target(workspace_dir)?;
     let manifest = workspace_dir.join("Cargo.toml");
     let members = workspace_members(workspace_dir, &manifest)?;
 

@@ -1,5 +1,7 @@
 //! Built against `warden:plugin@0.2.0` (its own copy of the WIT in `wit/`, identical
-//! apart from the version): a host that knows only 0.1.0 must refuse it.
+//! apart from the version): a host that knows only 0.1.0 must refuse it. It imports
+//! `warden:plugin/host@0.2.0` (the `hello` tool logs) and exports `tools@0.2.0`, as a real
+//! plugin built against a newer contract would.
 
 wit_bindgen::generate!({
     path: "wit",
@@ -7,6 +9,7 @@ wit_bindgen::generate!({
 });
 
 use exports::warden::plugin::tools::Guest;
+use warden::plugin::host::{self, LogLevel};
 use warden::plugin::types::{CallResult, Content, Error, Tool};
 
 struct FutureAbi;
@@ -27,11 +30,14 @@ impl Guest for FutureAbi {
 
     fn call_tool(name: String, _arguments: String) -> Result<CallResult, Error> {
         match name.as_str() {
-            "hello" => Ok(CallResult {
-                content: vec![Content::Text("hello".to_string())],
-                structured_content: None,
-                is_error: false,
-            }),
+            "hello" => {
+                host::log(LogLevel::Info, "hello from the future");
+                Ok(CallResult {
+                    content: vec![Content::Text("hello".to_string())],
+                    structured_content: None,
+                    is_error: false,
+                })
+            }
             _ => Err(Error::NotFound(name)),
         }
     }
