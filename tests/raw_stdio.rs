@@ -59,7 +59,8 @@ impl Raw {
         let reply = self.read().await;
         assert_eq!(reply["id"], 1);
         assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
-        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
     }
 }
 
@@ -74,9 +75,13 @@ async fn malformed_json_gets_parse_error_and_serving_continues() {
     raw.initialize().await;
     raw.send("[]").await;
     assert_eq!(raw.read().await["error"]["code"], -32600);
-    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":7}}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":7}}"#)
+        .await;
     let reply = raw.read().await;
-    assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(9), json!(-32602)));
+    assert_eq!(
+        (reply["id"].clone(), reply["error"]["code"].clone()),
+        (json!(9), json!(-32602))
+    );
     raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}}"#)
         .await;
     let reply = raw.read().await;
@@ -89,7 +94,8 @@ async fn notifications_get_no_reply() {
     let dir = PluginDir::with(&["misbehave"]);
     let mut raw = Raw::start(dir.path());
     raw.initialize().await;
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}"#)
+        .await;
     raw.send(r#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#).await;
     raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#).await;
     // The next line on stdout answers the ping: nothing answered the notifications.
@@ -126,7 +132,13 @@ async fn the_stateless_wire_needs_no_handshake() {
     raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}).to_string())
         .await;
     let reply = raw.read().await;
-    assert!(reply["result"]["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")), "{reply}");
+    assert!(
+        reply["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28")),
+        "{reply}"
+    );
     raw.send(
         &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "stateless"}, "_meta": meta}})

@@ -18,7 +18,11 @@ async fn unknown_tool_is_invalid_params_in_both_eras() {
         match server.try_call("no_such_tool", json!({})).await {
             Err(ServiceError::McpError(error)) => {
                 assert_eq!(error.code, ErrorCode::INVALID_PARAMS, "{era:?}");
-                assert!(error.message.contains("unknown tool `no_such_tool`"), "{}", error.message);
+                assert!(
+                    error.message.contains("unknown tool `no_such_tool`"),
+                    "{}",
+                    error.message
+                );
             }
             other => panic!("{era:?}: expected -32602, got {other:?}"),
         }
@@ -91,16 +95,36 @@ async fn plugin_errors_traps_and_timeouts_are_tool_errors_and_the_next_call_work
     let outcomes: Vec<String> = std::fs::read_to_string(&audit)
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["outcome"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["outcome"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
-    assert_eq!(outcomes, ["tool-error", "trap", "timeout", "ok", "tool-error", "trap", "timeout", "ok"]);
+    assert_eq!(
+        outcomes,
+        [
+            "tool-error",
+            "trap",
+            "timeout",
+            "ok",
+            "tool-error",
+            "trap",
+            "timeout",
+            "ok"
+        ]
+    );
     let line: serde_json::Value =
         serde_json::from_str(std::fs::read_to_string(&audit).unwrap().lines().last().unwrap()).unwrap();
     assert_eq!(line["plugin"], "misbehave");
     assert_eq!(line["exposed_name"], "echo");
     assert_eq!(line["argument_bytes"], json!({"text": "still here"}).to_string().len());
     assert!(line["duration_ms"].as_f64().unwrap() > 0.0);
-    assert!(!std::fs::read_to_string(&audit).unwrap().contains("still here"), "arguments are never logged");
+    assert!(
+        !std::fs::read_to_string(&audit).unwrap().contains("still here"),
+        "arguments are never logged"
+    );
 }
 
 #[tokio::test]
@@ -111,7 +135,10 @@ async fn a_plugin_writing_to_stdout_cannot_corrupt_the_protocol() {
     assert_eq!(text(&shouted), "shouted");
     let echoed = server.call("echo", json!({"text": "after the noise"})).await;
     assert_eq!(text(&echoed), "after the noise");
-    assert!(server.stop().await.contains("NOISE ON STDOUT"), "the plugin's stdout is logged to stderr");
+    assert!(
+        server.stop().await.contains("NOISE ON STDOUT"),
+        "the plugin's stdout is logged to stderr"
+    );
 }
 
 #[tokio::test]
@@ -122,7 +149,10 @@ async fn output_schema_violations_and_oversized_results_are_refused() {
     let bad = server.call("bad_output", json!({})).await;
     assert!(is_error(&bad));
     let message = text(&bad);
-    assert!(message.contains("does not match the tool's `output-schema`"), "{message}");
+    assert!(
+        message.contains("does not match the tool's `output-schema`"),
+        "{message}"
+    );
     assert!(message.contains("/n"), "{message}");
     let small = server.call("big", json!({"bytes": 1000})).await;
     assert_eq!(text(&small).len(), 1000);
@@ -138,12 +168,22 @@ async fn output_schema_violations_and_oversized_results_are_refused() {
 
 #[tokio::test]
 async fn broken_and_malformed_plugins_are_skipped_and_the_rest_serve() {
-    let dir = PluginDir::with(&["misbehave", "bad-decl", "bad-schema", "dup-tools", "load-trap", "future-abi"]);
+    let dir = PluginDir::with(&[
+        "misbehave",
+        "bad-decl",
+        "bad-schema",
+        "dup-tools",
+        "load-trap",
+        "future-abi",
+    ]);
     dir.write("garbage.wasm", b"this is not wasm");
     let component = std::fs::read(support::guest("misbehave")).unwrap();
     dir.write("half-written.wasm", &component[..component.len() / 2]);
     dir.write("core-module.wasm", b"\0asm\x01\0\0\0");
-    dir.write("pinned.toml", "[plugin]\nsha256 = \"0000000000000000000000000000000000000000000000000000000000000000\"\n");
+    dir.write(
+        "pinned.toml",
+        "[plugin]\nsha256 = \"0000000000000000000000000000000000000000000000000000000000000000\"\n",
+    );
     dir.add("misbehave", "pinned");
     dir.write("typo.toml", "[limits]\ntimeuot = \"1s\"\n");
     dir.add("misbehave", "typo");
@@ -152,7 +192,10 @@ async fn broken_and_malformed_plugins_are_skipped_and_the_rest_serve() {
         let server = serve(dir.path(), era, &[]).await;
         let names = server.tool_names().await;
         assert!(names.contains(&"echo".to_string()), "{names:?}");
-        assert!(!names.contains(&"fine".to_string()), "bad-decl is refused whole: {names:?}");
+        assert!(
+            !names.contains(&"fine".to_string()),
+            "bad-decl is refused whole: {names:?}"
+        );
         assert!(!names.contains(&"twice".to_string()), "{names:?}");
         assert!(!names.contains(&"hello".to_string()), "{names:?}");
         let echoed = server.call("echo", json!({"text": "ok"})).await;
@@ -179,7 +222,10 @@ async fn broken_and_malformed_plugins_are_skipped_and_the_rest_serve() {
         }
         // The plugins named misbehave, pinned and typo expose the same tools:
         // only the first by name (misbehave) serves, and the clash is reported.
-        assert!(log.contains("already provided by plugin `misbehave`") || log.contains("pins"), "{log}");
+        assert!(
+            log.contains("already provided by plugin `misbehave`") || log.contains("pins"),
+            "{log}"
+        );
     }
 }
 
@@ -192,7 +238,10 @@ async fn tool_collisions_refuse_the_later_plugin_by_name() {
     assert_eq!(text(&result), "x");
     let log = server.stop().await;
     let line = log.lines().find(|l| l.contains("skipped plugin")).expect("a skip line");
-    assert!(line.contains("beta.wasm") && line.contains("already provided by plugin `alpha`"), "{line}");
+    assert!(
+        line.contains("beta.wasm") && line.contains("already provided by plugin `alpha`"),
+        "{line}"
+    );
 }
 
 #[tokio::test]

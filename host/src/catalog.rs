@@ -53,10 +53,11 @@ impl Catalog {
                 });
                 continue;
             }
-            let clash = plugin
-                .tools
-                .iter()
-                .find_map(|t| owners.get(t.tool.name.as_ref()).map(|owner| (t.tool.name.to_string(), owner.clone())));
+            let clash = plugin.tools.iter().find_map(|t| {
+                owners
+                    .get(t.tool.name.as_ref())
+                    .map(|owner| (t.tool.name.to_string(), owner.clone()))
+            });
             if let Some((tool, owner)) = clash {
                 errors.push(LoadError {
                     path: plugin.component_path.clone(),
@@ -76,7 +77,9 @@ impl Catalog {
             }
             catalog.plugins.push(plugin);
         }
-        catalog.tools.sort_by(|a, b| a.decl().tool.name.cmp(&b.decl().tool.name));
+        catalog
+            .tools
+            .sort_by(|a, b| a.decl().tool.name.cmp(&b.decl().tool.name));
         catalog.tool_index = catalog
             .tools
             .iter()

@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "warden", version, about = "An MCP server whose tools live in sandboxed WebAssembly components")]
+#[command(
+    name = "warden",
+    version,
+    about = "An MCP server whose tools live in sandboxed WebAssembly components"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

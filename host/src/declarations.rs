@@ -22,7 +22,9 @@ pub struct ToolDecl {
 
 impl std::fmt::Debug for ToolDecl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolDecl").field("name", &self.tool.name).finish_non_exhaustive()
+        f.debug_struct("ToolDecl")
+            .field("name", &self.tool.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -72,7 +74,11 @@ fn tool_decl(tool: types::Tool) -> Result<ToolDecl> {
             a.open_world_hint,
         ));
     }
-    Ok(ToolDecl { tool: mcp, input, output })
+    Ok(ToolDecl {
+        tool: mcp,
+        input,
+        output,
+    })
 }
 
 /// MCP requires tool schemas to be JSON objects with `"type": "object"`.
@@ -146,10 +152,16 @@ mod tests {
     fn refuses_malformed_declarations_naming_the_field() {
         let cases = [
             (vec![tool("bad name!", OBJECT)], "field `name`"),
-            (vec![tool("ok", "[1,2]")], "must be a JSON Schema object, found an array"),
+            (
+                vec![tool("ok", "[1,2]")],
+                "must be a JSON Schema object, found an array",
+            ),
             (vec![tool("ok", r#"{"type":"string"}"#)], "\"type\": \"object\""),
             (vec![tool("ok", "{not json")], "is not valid JSON"),
-            (vec![tool("ok", r#"{"type":"object","minProperties":"x"}"#)], "not a valid JSON Schema"),
+            (
+                vec![tool("ok", r#"{"type":"object","minProperties":"x"}"#)],
+                "not a valid JSON Schema",
+            ),
             (vec![tool("twice", OBJECT), tool("twice", OBJECT)], "declared twice"),
         ];
         for (declared, expected) in cases {
@@ -168,6 +180,9 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert!(found[0].starts_with("/n: "), "{found:?}");
         let found = violations(&decl.input, &serde_json::json!({}));
-        assert!(found[0].starts_with("(root): ") && found[0].contains("\"n\""), "{found:?}");
+        assert!(
+            found[0].starts_with("(root): ") && found[0].contains("\"n\""),
+            "{found:?}"
+        );
     }
 }

@@ -48,7 +48,8 @@ impl std::fmt::Display for LoadError {
 /// Lists the plugins in `dir`: `name.wasm` (with an optional `name.toml`
 /// beside it) and folders `name/` holding `plugin.toml` and one component.
 pub fn discover(dir: &Path) -> Result<(Vec<PluginSource>, Vec<LoadError>)> {
-    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot read the plugins folder {}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot read the plugins folder {}", dir.display()))?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     let mut sources = Vec::new();
@@ -142,9 +143,8 @@ pub async fn load(runtime: &Arc<Runtime>, source: &PluginSource) -> Result<Plugi
         None => Manifest::default(),
     };
     let name = manifest.name.clone().unwrap_or_else(|| source.stem.clone());
-    naming::check_plugin_name(&name).with_context(|| {
-        format!("the plugin name comes from the file name; rename the file or set `[plugin] name` in its manifest")
-    })?;
+    naming::check_plugin_name(&name)
+        .context("the plugin name comes from the file name; rename the file or set `[plugin] name` in its manifest")?;
     let bytes = std::fs::read(&source.component).context("cannot read the component")?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     if let Some(pin) = &manifest.sha256
@@ -261,7 +261,10 @@ mod tests {
         std::fs::write(dir.join("folder/thing.wasm"), b"").unwrap();
         let (sources, errors) = discover(&dir).unwrap();
         assert!(errors.is_empty());
-        let summary: Vec<_> = sources.iter().map(|s| (s.stem.as_str(), s.manifest.is_some())).collect();
+        let summary: Vec<_> = sources
+            .iter()
+            .map(|s| (s.stem.as_str(), s.manifest.is_some()))
+            .collect();
         assert_eq!(summary, [("a", true), ("b", false), ("folder", true)]);
         assert_eq!(sources[2].component, dir.join("folder/thing.wasm"));
         std::fs::remove_dir_all(&dir).unwrap();

@@ -79,8 +79,7 @@ impl Manifest {
     /// Reads and validates the manifest at `path`. Errors name the file and
     /// the key.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read manifest {}", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read manifest {}", path.display()))?;
         Self::parse(&text).with_context(|| format!("invalid manifest {}", path.display()))
     }
 
@@ -96,8 +95,7 @@ impl Manifest {
         let defaults = Limits::default();
         let limits = Limits {
             memory: parse_optional(raw.limits.memory, "limits.memory", parse_size)?.unwrap_or(defaults.memory),
-            timeout: parse_optional(raw.limits.timeout, "limits.timeout", parse_duration)?
-                .unwrap_or(defaults.timeout),
+            timeout: parse_optional(raw.limits.timeout, "limits.timeout", parse_duration)?.unwrap_or(defaults.timeout),
             concurrency: match raw.limits.concurrency {
                 Some(0) => bail!("`limits.concurrency` must be at least 1"),
                 Some(n) => n,
@@ -142,7 +140,9 @@ pub fn parse_size(text: &str) -> Result<u64> {
     let text = text.trim();
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let number: u64 = number.parse().context("expected a whole number followed by a unit such as `MiB`")?;
+    let number: u64 = number
+        .parse()
+        .context("expected a whole number followed by a unit such as `MiB`")?;
     let factor: u64 = match unit.trim() {
         "" | "B" => 1,
         "KB" | "kB" => 1_000,
@@ -165,7 +165,7 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
 pub fn format_size(bytes: u64) -> String {
     const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
     for (unit, factor) in UNITS {
-        if bytes >= factor && bytes % factor == 0 {
+        if bytes >= factor && bytes.is_multiple_of(factor) {
             return format!("{} {unit}", bytes / factor);
         }
     }

@@ -50,7 +50,10 @@ pub struct Plugin {
 /// error messages name it: `notes.toml`, or `notes/plugin.toml`.
 pub fn manifest_name(component: &std::path::Path, manifest: Option<&std::path::Path>) -> String {
     let path = manifest.map_or_else(|| component.with_extension("toml"), |m| m.to_path_buf());
-    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
     match (file.as_str(), path.parent().and_then(|p| p.file_name())) {
         ("plugin.toml", Some(folder)) => format!("{}/plugin.toml", folder.to_string_lossy()),
         _ => file,
@@ -73,7 +76,11 @@ impl Plugin {
         call: CallContext,
     ) -> (Result<ToolReply, CallFailure>, CallTimings) {
         let tool = tool.to_string();
-        let indices = self.exports.tools.as_ref().expect("a plugin with tools exports the tools interface");
+        let indices = self
+            .exports
+            .tools
+            .as_ref()
+            .expect("a plugin with tools exports the tools interface");
         runtime
             .invoke(&self.prepared, call, async |store, instance| {
                 let guest = indices.load(&mut *store, &instance)?;

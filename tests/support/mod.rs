@@ -31,7 +31,9 @@ pub fn guests() -> &'static HashMap<String, PathBuf> {
 }
 
 pub fn guest(name: &str) -> &'static Path {
-    guests().get(name).unwrap_or_else(|| panic!("no guest plugin named {name}"))
+    guests()
+        .get(name)
+        .unwrap_or_else(|| panic!("no guest plugin named {name}"))
 }
 
 /// A temporary plugins folder.
@@ -104,7 +106,9 @@ impl Server {
     }
 
     pub async fn try_call(&self, name: &str, arguments: Value) -> Result<CallToolResult, rmcp::ServiceError> {
-        let Value::Object(arguments) = arguments else { panic!("arguments must be an object") };
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments must be an object")
+        };
         self.client
             .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments))
             .await
@@ -147,7 +151,12 @@ pub async fn serve(dir: &Path, era: Era, args: &[&str]) -> Server {
 
 /// The text of a result's only text block.
 pub fn text(result: &CallToolResult) -> String {
-    let texts: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .collect();
     assert_eq!(texts.len(), 1, "expected one text block in {result:?}");
     texts[0].to_string()
 }

@@ -74,8 +74,7 @@ fn cargo() -> Command {
 /// `wasm32-wasip2`, returning the components sorted by package name. Cargo's human output
 /// goes to stderr; nothing is written to stdout.
 pub fn build_guests(workspace_dir: &Path) -> Result<Vec<Guest>> {
-    build(workspace_dir)
-        .with_context(|| format!("building the guest workspace {}", workspace_dir.display()))
+    build(workspace_dir).with_context(|| format!("building the guest workspace {}", workspace_dir.display()))
 }
 
 /// Installs the guest target when the toolchain lacks it. rustup installs the
@@ -157,10 +156,7 @@ fn build(workspace_dir: &Path) -> Result<Vec<Guest>> {
 }
 
 /// The workspace's packages, by package id: (name, folder).
-fn workspace_members(
-    workspace_dir: &Path,
-    manifest: &Path,
-) -> Result<HashMap<String, (String, PathBuf)>> {
+fn workspace_members(workspace_dir: &Path, manifest: &Path) -> Result<HashMap<String, (String, PathBuf)>> {
     let output = cargo()
         .current_dir(workspace_dir)
         .args(["metadata", "--format-version", "1", "--no-deps"])
@@ -173,8 +169,7 @@ fn workspace_members(
     if !output.status.success() {
         bail!("cargo metadata failed ({})", output.status);
     }
-    let metadata: Value =
-        serde_json::from_slice(&output.stdout).context("reading cargo metadata's output")?;
+    let metadata: Value = serde_json::from_slice(&output.stdout).context("reading cargo metadata's output")?;
     let mut members = HashMap::new();
     for package in metadata["packages"].as_array().into_iter().flatten() {
         let (Some(id), Some(name), Some(manifest_path)) = (
@@ -241,14 +236,8 @@ fn install(from: &Path, to: &Path) -> Result<()> {
     if fs::read(to).is_ok_and(|existing| existing == bytes) {
         return Ok(());
     }
-    let file_name = to
-        .file_name()
-        .context("a destination without a file name")?;
-    let temporary = to.with_file_name(format!(
-        ".{}.{}.tmp",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
+    let file_name = to.file_name().context("a destination without a file name")?;
+    let temporary = to.with_file_name(format!(".{}.{}.tmp", file_name.to_string_lossy(), std::process::id()));
     fs::write(&temporary, &bytes).with_context(|| format!("writing {}", temporary.display()))?;
     fs::rename(&temporary, to).map_err(|error| {
         let _ = fs::remove_file(&temporary);
@@ -262,12 +251,8 @@ mod tests {
     use std::time::{SystemTime, UNIX_EPOCH};
 
     fn scratch(label: &str) -> PathBuf {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let dir =
-            std::env::temp_dir().join(format!("xtask-{label}-{}-{nanos}", std::process::id()));
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
+        let dir = std::env::temp_dir().join(format!("xtask-{label}-{}-{nanos}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         dir
     }

@@ -71,15 +71,7 @@ fn serve(plugins: PathBuf, extra: Vec<OsString>) -> Result<ExitCode> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let status = Command::new(cargo)
         .current_dir(repo_root())
-        .args([
-            "run",
-            "--release",
-            "--package",
-            "warden",
-            "--",
-            "serve",
-            "--plugins",
-        ])
+        .args(["run", "--release", "--package", "warden", "--", "serve", "--plugins"])
         .arg(plugins)
         .args(extra)
         .status()

@@ -21,7 +21,9 @@ pub enum ContentError {
 impl ContentError {
     pub fn describe(&self, plugin: &str, manifest: &str, tool: &str) -> String {
         match self {
-            ContentError::Malformed(why) => format!("plugin `{plugin}` returned a malformed result from `{tool}`: {why}"),
+            ContentError::Malformed(why) => {
+                format!("plugin `{plugin}` returned a malformed result from `{tool}`: {why}")
+            }
             ContentError::TooLarge { bytes, limit } => format!(
                 "plugin `{plugin}` returned {bytes} bytes from `{tool}`, more than its output limit of {}; \
                  the operator can raise `[limits] output` in {manifest}",
@@ -67,7 +69,11 @@ pub fn resource_contents(contents: types::ResourceContents) -> ResourceContents 
 }
 
 /// Converts and checks a successful `call-tool` answer.
-pub fn call_result(reply: types::CallResult, decl: &ToolDecl, output_limit: u64) -> Result<CallToolResult, ContentError> {
+pub fn call_result(
+    reply: types::CallResult,
+    decl: &ToolDecl,
+    output_limit: u64,
+) -> Result<CallToolResult, ContentError> {
     // Check the cheap bound before converting anything: a hostile plugin's
     // 100 MB answer must not be base64-encoded only to be refused.
     let raw_bytes: u64 = reply

@@ -4,9 +4,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -77,7 +76,12 @@ fn error_result(text: String) -> CallToolResult {
 async fn forward_progress(peer: Peer<RoleServer>, token: ProgressToken, mut events: mpsc::Receiver<GuestEvent>) {
     let mut last = f64::NEG_INFINITY;
     while let Some(event) = events.recv().await {
-        let GuestEvent::Progress { progress, total, message } = event else {
+        let GuestEvent::Progress {
+            progress,
+            total,
+            message,
+        } = event
+        else {
             continue;
         };
         if !progress.is_finite() || progress <= last {
@@ -99,16 +103,21 @@ async fn forward_progress(peer: Peer<RoleServer>, token: ProgressToken, mut even
 
 impl ServerHandler for WardenServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
-            .with_server_info(
-                Implementation::new("warden", env!("CARGO_PKG_VERSION"))
-                    .with_title("Warden")
-                    .with_description("Tools from sandboxed WebAssembly plugins"),
-            )
-            .with_instructions(
-                "Tools here run in sandboxed WebAssembly plugins with only the access the operator granted. \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("warden", env!("CARGO_PKG_VERSION"))
+                .with_title("Warden")
+                .with_description("Tools from sandboxed WebAssembly plugins"),
+        )
+        .with_instructions(
+            "Tools here run in sandboxed WebAssembly plugins with only the access the operator granted. \
                  A result with isError explains what went wrong; fix the arguments and retry when it says so.",
-            )
+        )
     }
 
     async fn list_tools(
@@ -135,7 +144,10 @@ impl ServerHandler for WardenServer {
         let catalog = self.shared.catalog.snapshot();
         let Some(entry) = catalog.tool(&request.name) else {
             return Err(McpError::invalid_params(
-                format!("unknown tool `{}`; call tools/list for the tools this server offers", request.name),
+                format!(
+                    "unknown tool `{}`; call tools/list for the tools this server offers",
+                    request.name
+                ),
                 Some(serde_json::json!({ "name": request.name })),
             ));
         };
@@ -198,7 +210,11 @@ impl ServerHandler for WardenServer {
             }
             Ok(Ok(reply)) => match content::call_result(reply, decl, plugin.prepared.limits.output) {
                 Ok(result) => {
-                    let outcome = if result.is_error == Some(true) { Outcome::ToolError } else { Outcome::Ok };
+                    let outcome = if result.is_error == Some(true) {
+                        Outcome::ToolError
+                    } else {
+                        Outcome::Ok
+                    };
                     audit.record(outcome, None);
                     result
                 }

@@ -43,9 +43,14 @@ pub struct Runtime {
 pub enum CallFailure {
     Timeout(Duration),
     MemoryLimit(u64),
-    Trap { message: String, stderr_tail: Option<String> },
+    Trap {
+        message: String,
+        stderr_tail: Option<String>,
+    },
     Cancelled,
-    Busy { concurrency: u32 },
+    Busy {
+        concurrency: u32,
+    },
 }
 
 impl CallFailure {
@@ -101,7 +106,11 @@ pub struct Prepared {
 impl Prepared {
     pub fn new(pre: InstancePre<Sandbox>, limits: Limits) -> Self {
         let concurrency = Semaphore::new(limits.concurrency as usize);
-        Self { pre, limits, concurrency }
+        Self {
+            pre,
+            limits,
+            concurrency,
+        }
     }
 }
 

@@ -50,7 +50,10 @@ impl CapturedOutput {
         let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         let line = match lines.iter().rposition(|l| l.contains("panicked at")) {
             Some(at) => lines.get(at + 1).map_or(lines[at], |message| *message),
-            None => *lines.iter().rev().find(|l| !l.starts_with("note: run with `RUST_BACKTRACE"))?,
+            None => *lines
+                .iter()
+                .rev()
+                .find(|l| !l.starts_with("note: run with `RUST_BACKTRACE"))?,
         };
         Some(line.chars().take(300).collect())
     }

@@ -20,8 +20,15 @@ use crate::manifest::Limits;
 /// Something the guest reported during a call, for the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GuestEvent {
-    Log { level: LogLevel, message: String },
-    Progress { progress: f64, total: Option<f64>, message: Option<String> },
+    Log {
+        level: LogLevel,
+        message: String,
+    },
+    Progress {
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
 }
 
 /// How many events may wait for the client before further ones are dropped:

@@ -82,7 +82,6 @@ where
             }
         }
     }
-
 }
 
 async fn reply<W: AsyncWrite + Unpin + Send>(writer: &Mutex<W>, message: Value) {
@@ -109,7 +108,10 @@ async fn reject<W: AsyncWrite + Unpin + Send>(writer: &Mutex<W>, line: &[u8], er
         let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
         let has_method = value.get("method").is_some_and(Value::is_string);
         let (code, message) = match (&value, has_method) {
-            (Value::Array(_), _) => (-32600, "Invalid Request: JSON-RPC batches are not supported".to_string()),
+            (Value::Array(_), _) => (
+                -32600,
+                "Invalid Request: JSON-RPC batches are not supported".to_string(),
+            ),
             (_, true) if id.is_some() => (-32602, format!("Invalid params: {error}")),
             // A notification we cannot read gets no reply, as JSON-RPC says.
             (_, true) => return tracing::debug!("ignored a malformed notification: {error}"),
@@ -132,7 +134,10 @@ where
 {
     type Error = std::io::Error;
 
-    fn send(&mut self, item: TxJsonRpcMessage<RoleServer>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = self.writer.clone();
         async move {
             let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
@@ -165,7 +170,9 @@ where
             if !trimmed.is_empty() {
                 match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(trimmed) {
                     Ok(JsonRpcMessage::Request(request)) if is_malformed_standard_request(&request.request) => {
-                        let ClientRequest::CustomRequest(custom) = &request.request else { unreachable!() };
+                        let ClientRequest::CustomRequest(custom) = &request.request else {
+                            unreachable!()
+                        };
                         let message = json!({"jsonrpc": "2.0", "id": request.id,
                             "error": {"code": -32602, "message": format!("Invalid params: the params of `{}` do not match the MCP schema", custom.method)}});
                         reply(&self.writer, message).await;
@@ -192,9 +199,21 @@ where
 /// request, which would be answered "method not found": it is a params error.
 fn is_malformed_standard_request(request: &ClientRequest) -> bool {
     const STANDARD: &[&str] = &[
-        "initialize", "ping", "server/discover", "tools/list", "tools/call", "resources/list",
-        "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe",
-        "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "subscriptions/listen",
+        "initialize",
+        "ping",
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "logging/setLevel",
+        "subscriptions/listen",
     ];
     matches!(request, ClientRequest::CustomRequest(custom) if STANDARD.contains(&custom.method.as_str()))
 }
@@ -215,7 +234,12 @@ mod tests {
         let mut transport = StdioTransport::new(input, server_out);
         let mut received = Vec::new();
         while let Some(message) = transport.receive().await {
-            received.push(serde_json::to_value(&message).unwrap()["method"].as_str().unwrap_or("").to_string());
+            received.push(
+                serde_json::to_value(&message).unwrap()["method"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            );
         }
         drop(transport);
         let mut replies = String::new();
