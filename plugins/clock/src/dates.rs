@@ -165,10 +165,7 @@ pub fn parse_offset(text: &str) -> Result<FixedOffset, String> {
     let rest = &text[1..];
     let digits = rest.replacen(':', "", 1);
     let colon_ok = !rest.contains(':') || (rest.len() == 5 && rest.as_bytes()[2] == b':');
-    if !colon_ok
-        || !(digits.len() == 2 || digits.len() == 4)
-        || !digits.bytes().all(|b| b.is_ascii_digit())
-    {
+    if !colon_ok || !(digits.len() == 2 || digits.len() == 4) || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(wrong());
     }
     let hours: i32 = digits[0..2].parse().map_err(|_| wrong())?;
@@ -349,10 +346,7 @@ mod tests {
             now("-05:30", instant).unwrap().text,
             "2024-06-01T07:13:05-05:30 (Saturday)"
         );
-        assert_eq!(
-            now("+14", instant).unwrap().text,
-            "2024-06-02T02:43:05+14:00 (Sunday)"
-        );
+        assert_eq!(now("+14", instant).unwrap().text, "2024-06-02T02:43:05+14:00 (Sunday)");
         assert!(now("CET", instant).is_err());
     }
 }

@@ -183,15 +183,10 @@ impl Guest for Clock {
             }
             "now" => {
                 let args: NowArgs = parse(&arguments)?;
-                dates::now(
-                    args.utc_offset.as_deref().unwrap_or("Z"),
-                    chrono::Utc::now(),
-                )
+                dates::now(args.utc_offset.as_deref().unwrap_or("Z"), chrono::Utc::now())
             }
             _ => {
-                return Err(Error::NotFound(format!(
-                    "the clock plugin has no tool named {name:?}"
-                )));
+                return Err(Error::NotFound(format!("the clock plugin has no tool named {name:?}")));
             }
         };
         let answer = outcome.map_err(Error::InvalidArguments)?;
@@ -236,11 +231,8 @@ struct NowArgs {
 
 /// The host checks arguments against the input schema before calling; this is the backstop.
 fn parse<T: DeserializeOwned>(arguments: &str) -> Result<T, Error> {
-    serde_json::from_str(arguments).map_err(|e| {
-        Error::InvalidArguments(format!(
-            "the arguments do not match the tool's input schema: {e}"
-        ))
-    })
+    serde_json::from_str(arguments)
+        .map_err(|e| Error::InvalidArguments(format!("the arguments do not match the tool's input schema: {e}")))
 }
 
 fn tool(name: &str, title: &str, description: &str, input: Value, output: Option<Value>) -> Tool {

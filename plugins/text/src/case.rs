@@ -48,11 +48,7 @@ impl Case {
         }
         let bare = |w: &String| -> String { w.chars().filter(|c| !is_apostrophe(*c)).collect() };
         Ok(match self {
-            Case::Title => words
-                .iter()
-                .map(|w| capitalize(w))
-                .collect::<Vec<_>>()
-                .join(" "),
+            Case::Title => words.iter().map(|w| capitalize(w)).collect::<Vec<_>>().join(" "),
             Case::Snake => join(words.iter().map(|w| bare(w).to_lowercase()), "_"),
             Case::Kebab => join(words.iter().map(|w| bare(w).to_lowercase()), "-"),
             Case::Constant => join(words.iter().map(|w| bare(w).to_uppercase()), "_"),
@@ -83,10 +79,7 @@ fn join(parts: impl Iterator<Item = String>, separator: &str) -> String {
 fn capitalize(word: &str) -> String {
     let mut chars = word.chars();
     match chars.next() {
-        Some(first) => first
-            .to_uppercase()
-            .chain(chars.flat_map(char::to_lowercase))
-            .collect(),
+        Some(first) => first.to_uppercase().chain(chars.flat_map(char::to_lowercase)).collect(),
         None => String::new(),
     }
 }
@@ -109,8 +102,7 @@ pub fn words(text: &str) -> Vec<String> {
         if c.is_alphanumeric() {
             if let Some(p) = prev {
                 let lower_to_upper = (p.is_lowercase() || p.is_numeric()) && c.is_uppercase();
-                let acronym_end =
-                    p.is_uppercase() && c.is_uppercase() && next.is_some_and(|n| n.is_lowercase());
+                let acronym_end = p.is_uppercase() && c.is_uppercase() && next.is_some_and(|n| n.is_lowercase());
                 if lower_to_upper || acronym_end {
                     words.push(std::mem::take(&mut current));
                 }
@@ -143,10 +135,7 @@ mod tests {
     #[test]
     fn splitting() {
         assert_eq!(words("parseHTTPRequest"), ["parse", "HTTP", "Request"]);
-        assert_eq!(
-            words("  hello_world-foo bar "),
-            ["hello", "world", "foo", "bar"]
-        );
+        assert_eq!(words("  hello_world-foo bar "), ["hello", "world", "foo", "bar"]);
         assert_eq!(words("don't stop"), ["don't", "stop"]);
         assert_eq!(words("utf8String v2"), ["utf8", "String", "v2"]);
         assert_eq!(words("'quoted'"), ["quoted"]);
@@ -156,10 +145,7 @@ mod tests {
     fn cases() {
         assert_eq!(convert("upper", "Hello, World! ß"), "HELLO, WORLD! SS");
         assert_eq!(convert("lower", "Hello, World!"), "hello, world!");
-        assert_eq!(
-            convert("title", "the QUICK brown_fox"),
-            "The Quick Brown Fox"
-        );
+        assert_eq!(convert("title", "the QUICK brown_fox"), "The Quick Brown Fox");
         assert_eq!(convert("title", "don't stop"), "Don't Stop");
         assert_eq!(convert("snake", "Hello World"), "hello_world");
         assert_eq!(convert("snake", "parseHTTPRequest"), "parse_http_request");

@@ -131,9 +131,7 @@ impl Guest for Text {
                         args.case
                     ))
                 })?;
-                case.convert(&args.text)
-                    .map(plain)
-                    .map_err(Error::InvalidArguments)
+                case.convert(&args.text).map(plain).map_err(Error::InvalidArguments)
             }
             "slugify" => {
                 let args: SlugifyArgs = parse(&arguments)?;
@@ -155,9 +153,7 @@ impl Guest for Text {
                     .map(plain)
                     .map_err(Error::InvalidArguments)
             }
-            _ => Err(Error::NotFound(format!(
-                "the text plugin has no tool named {name:?}"
-            ))),
+            _ => Err(Error::NotFound(format!("the text plugin has no tool named {name:?}"))),
         }
     }
 }
@@ -188,11 +184,8 @@ struct SlugifyArgs {
 
 /// The host checks arguments against the input schema before calling; this is the backstop.
 fn parse<T: DeserializeOwned>(arguments: &str) -> Result<T, Error> {
-    serde_json::from_str(arguments).map_err(|e| {
-        Error::InvalidArguments(format!(
-            "the arguments do not match the tool's input schema: {e}"
-        ))
-    })
+    serde_json::from_str(arguments)
+        .map_err(|e| Error::InvalidArguments(format!("the arguments do not match the tool's input schema: {e}")))
 }
 
 fn tool(name: &str, title: &str, description: &str, input: Value, output: Option<Value>) -> Tool {

@@ -18,21 +18,13 @@ pub fn slugify(text: &str, options: &Options) -> Result<String, String> {
     };
     for c in text.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_alphanumeric() {
-            push(
-                &mut slug,
-                c.encode_utf8(&mut [0; 4]),
-                &mut pending_separator,
-            );
+            push(&mut slug, c.encode_utf8(&mut [0; 4]), &mut pending_separator);
         } else if c == '\'' || c == '’' || ('\u{300}'..='\u{36f}').contains(&c) {
             // Apostrophes and combining accents vanish: "don't" is "dont".
         } else if let Some(ascii) = transliterate(c) {
             push(&mut slug, ascii, &mut pending_separator);
         } else if c.is_alphanumeric() && options.allow_unicode {
-            push(
-                &mut slug,
-                c.encode_utf8(&mut [0; 4]),
-                &mut pending_separator,
-            );
+            push(&mut slug, c.encode_utf8(&mut [0; 4]), &mut pending_separator);
         } else {
             pending_separator = true;
         }
@@ -146,14 +138,8 @@ mod tests {
             max_length: Some(max),
             allow_unicode: false,
         };
-        assert_eq!(
-            slugify("The quick brown fox", &short(15)).unwrap(),
-            "the-quick-brown"
-        );
-        assert_eq!(
-            slugify("The quick brown fox", &short(12)).unwrap(),
-            "the-quick"
-        );
+        assert_eq!(slugify("The quick brown fox", &short(15)).unwrap(), "the-quick-brown");
+        assert_eq!(slugify("The quick brown fox", &short(12)).unwrap(), "the-quick");
         assert_eq!(slugify("Supercalifragilistic", &short(5)).unwrap(), "super");
     }
 
@@ -164,11 +150,7 @@ mod tests {
             max_length: None,
             allow_unicode: false,
         };
-        assert!(
-            slugify("日本語", &plain)
-                .unwrap_err()
-                .contains("allow_unicode")
-        );
+        assert!(slugify("日本語", &plain).unwrap_err().contains("allow_unicode"));
         assert!(slugify("!!!", &plain).is_err());
     }
 }

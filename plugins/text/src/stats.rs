@@ -125,10 +125,7 @@ mod tests {
     fn counts() {
         assert_eq!(Stats::of(""), stats(0, 0, 0, 0, 0));
         assert_eq!(Stats::of("Hello world"), stats(11, 11, 2, 1, 1));
-        assert_eq!(
-            Stats::of("Hello world. How are you?\nFine!"),
-            stats(31, 31, 6, 2, 3)
-        );
+        assert_eq!(Stats::of("Hello world. How are you?\nFine!"), stats(31, 31, 6, 2, 3));
         assert_eq!(Stats::of("Café ☕"), stats(6, 9, 2, 1, 1));
         assert_eq!(Stats::of("a\n\nb\n"), stats(5, 5, 2, 3, 1));
     }

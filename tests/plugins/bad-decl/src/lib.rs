@@ -10,8 +10,7 @@ use warden::plugin::types::{CallResult, Content, Error, Tool};
 
 struct BadDecl;
 
-const SCHEMA: &str =
-    r#"{"type":"object","properties":{},"required":[],"additionalProperties":false}"#;
+const SCHEMA: &str = r#"{"type":"object","properties":{},"required":[],"additionalProperties":false}"#;
 
 fn tool(name: &str) -> Tool {
     Tool {

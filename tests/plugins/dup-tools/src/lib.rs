@@ -10,8 +10,7 @@ use warden::plugin::types::{CallResult, Content, Error, Tool};
 
 struct DupTools;
 
-const SCHEMA: &str =
-    r#"{"type":"object","properties":{},"required":[],"additionalProperties":false}"#;
+const SCHEMA: &str = r#"{"type":"object","properties":{},"required":[],"additionalProperties":false}"#;
 
 fn twice(description: &str) -> Tool {
     Tool {

@@ -10,8 +10,8 @@ use exports::warden::plugin::completions::{self, Reference};
 use exports::warden::plugin::{prompts, resources, tools};
 use serde_json::{Value, json};
 use warden::plugin::types::{
-    CallResult, Content, Error, Prompt, PromptArgument, PromptMessage, PromptResult, ResourceBody,
-    ResourceContents, ResourceInfo, ResourceTemplate, Role, Tool, ToolAnnotations,
+    CallResult, Content, Error, Prompt, PromptArgument, PromptMessage, PromptResult, ResourceBody, ResourceContents,
+    ResourceInfo, ResourceTemplate, Role, Tool, ToolAnnotations,
 };
 
 struct Full;
@@ -68,9 +68,7 @@ impl tools::Guest for Full {
         };
         let sum = number("a")? + number("b")?;
         if !sum.is_finite() {
-            return Err(Error::InvalidArguments(
-                "the sum is too large for a number".into(),
-            ));
+            return Err(Error::InvalidArguments("the sum is too large for a number".into()));
         }
         // Whole sums print without a fraction: 2 + 3 is "5", not "5.0".
         let (text, value) = if sum.fract() == 0.0 && sum.abs() < 9_007_199_254_740_992.0 {

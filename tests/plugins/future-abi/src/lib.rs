@@ -20,9 +20,7 @@ impl Guest for FutureAbi {
             name: "hello".to_string(),
             title: None,
             description: "Returns \"hello\".".to_string(),
-            input_schema:
-                r#"{"type":"object","properties":{},"required":[],"additionalProperties":false}"#
-                    .to_string(),
+            input_schema: r#"{"type":"object","properties":{},"required":[],"additionalProperties":false}"#.to_string(),
             output_schema: None,
             annotations: None,
         }]

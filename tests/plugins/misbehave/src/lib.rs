@@ -38,8 +38,7 @@ fn text(text: impl Into<String>) -> CallResult {
 }
 
 fn arguments(raw: &str) -> Result<Value, Error> {
-    serde_json::from_str(raw)
-        .map_err(|e| Error::InvalidArguments(format!("arguments are not JSON: {e}")))
+    serde_json::from_str(raw).map_err(|e| Error::InvalidArguments(format!("arguments are not JSON: {e}")))
 }
 
 impl Guest for Misbehave {
@@ -72,12 +71,7 @@ impl Guest for Misbehave {
                 no_arguments(),
                 None,
             ),
-            tool(
-                "spin",
-                "Loops forever without calling the host.",
-                no_arguments(),
-                None,
-            ),
+            tool("spin", "Loops forever without calling the host.", no_arguments(), None),
             tool(
                 "shout",
                 "Prints 10,000 lines to stdout and 100 to stderr, then returns \"shouted\".",
@@ -180,9 +174,7 @@ impl Guest for Misbehave {
             "big" => {
                 let args = arguments(&raw)?;
                 let Some(bytes) = args.get("bytes").and_then(Value::as_u64) else {
-                    return Err(Error::InvalidArguments(
-                        "`bytes` must be a non-negative integer".into(),
-                    ));
+                    return Err(Error::InvalidArguments("`bytes` must be a non-negative integer".into()));
                 };
                 Ok(text("x".repeat(bytes as usize)))
             }
