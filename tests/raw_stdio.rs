@@ -149,3 +149,32 @@ async fn the_stateless_wire_needs_no_handshake() {
     assert_eq!(reply["result"]["content"][0]["text"], "stateless", "{reply}");
     assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
 }
+
+#[tokio::test]
+async fn progress_is_sent_only_when_asked_for_and_never_after_the_result() {
+    let dir = PluginDir::with(&["misbehave"]);
+    let mut raw = Raw::start(dir.path());
+    raw.initialize().await;
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress","arguments":{}}}"#)
+        .await;
+    let reply = raw.read().await;
+    assert_eq!(reply["id"], 2, "no progress without a progressToken: {reply}");
+    raw.send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p"}}}"#,
+    )
+    .await;
+    let mut seen = Vec::new();
+    loop {
+        let message = raw.read().await;
+        if message.get("id").is_some() {
+            assert_eq!(message["result"]["content"][0]["text"], "done");
+            break;
+        }
+        assert_eq!(message["method"], "notifications/progress");
+        assert_eq!(message["params"]["progressToken"], "p");
+        seen.push(message["params"]["progress"].as_f64().unwrap());
+    }
+    assert_eq!(seen, [0.0, 50.0, 100.0]);
+    raw.send(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#).await;
+    assert_eq!(raw.read().await["id"], 4, "nothing arrives after the result");
+}

@@ -258,3 +258,35 @@ async fn tools_list_is_sorted_and_carries_cache_hints() {
     assert_eq!(page.next_cursor, None);
     server.client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn plugin_progress_reaches_the_client_before_the_result() {
+    let dir = PluginDir::with(&["misbehave"]);
+    for era in ERAS {
+        let server = serve(dir.path(), era, &[]).await;
+        let arguments = serde_json::Map::new();
+        let mut params = rmcp::model::CallToolRequestParams::new("progress").with_arguments(arguments);
+        params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::String("tok-1".into())),
+        ));
+        let result = server.client.call_tool(params).await.unwrap();
+        assert_eq!(text(&result), "done");
+        let seen = server.recorder.take();
+        let progress: Vec<(f64, Option<f64>)> = seen
+            .iter()
+            .filter(|(method, _)| method == "notifications/progress")
+            .map(|(_, p)| (p["progress"].as_f64().unwrap(), p["total"].as_f64()))
+            .collect();
+        // rmcp's client may substitute its own token; every notification carries the same one.
+        let tokens: std::collections::HashSet<String> =
+            seen.iter().map(|(_, p)| p["progressToken"].to_string()).collect();
+        assert_eq!(tokens.len(), 1, "{seen:?}");
+        assert_eq!(
+            progress,
+            [(0.0, Some(100.0)), (50.0, Some(100.0)), (100.0, Some(100.0))],
+            "{era:?}"
+        );
+
+        server.client.cancel().await.unwrap();
+    }
+}

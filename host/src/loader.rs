@@ -163,6 +163,7 @@ pub async fn load(runtime: &Arc<Runtime>, source: &PluginSource) -> Result<Plugi
             .context("the compiler thread panicked")?
             .map_err(|e| anyhow!("cannot compile the component: {e:#}"))?
     };
+    check_contract_version(runtime, &component)?;
     let pre = runtime.prepare(&component).map_err(|e| {
         anyhow!("it needs an import Warden does not provide ({e:#}); plugins may import only WASI 0.2 and {CONTRACT}'s `host`")
     })?;
@@ -217,31 +218,45 @@ fn check_header(bytes: &[u8]) -> Result<()> {
     }
 }
 
-/// Explains a component that exports none of the contract's interfaces:
-/// most often it was built against another contract version.
+/// Refuses a component built against another version of the contract, before
+/// linking can fail with a less helpful message.
+fn check_contract_version(runtime: &Runtime, component: &wasmtime::component::Component) -> Result<()> {
+    let ty = component.component_type();
+    let engine = runtime.engine();
+    let names: Vec<String> = ty
+        .imports(engine)
+        .map(|(name, _)| name.to_string())
+        .chain(ty.exports(engine).map(|(name, _)| name.to_string()))
+        .filter(|name| name.starts_with("warden:plugin/"))
+        .collect();
+    let foreign: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|name| !name.ends_with(&CONTRACT["warden:plugin".len()..]))
+        .collect();
+    if !foreign.is_empty() {
+        bail!(
+            "it was built against another contract version (it uses {}); this Warden serves {CONTRACT} — \
+             rebuild the plugin against the `wit/` folder of this release",
+            foreign.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Explains a component that exports none of the contract's interfaces.
 fn describe_foreign_exports(runtime: &Runtime, component: &wasmtime::component::Component) -> String {
     let names: Vec<String> = component
         .component_type()
         .exports(runtime.engine())
         .map(|(name, _)| name.to_string())
         .collect();
-    let other_versions: Vec<&String> = names.iter().filter(|n| n.starts_with("warden:plugin/")).collect();
-    if !other_versions.is_empty() {
-        let listed: Vec<&str> = other_versions.iter().map(|s| s.as_str()).collect();
-        format!(
-            "it was built against another contract version (it exports {}); this Warden serves {CONTRACT} — \
-             rebuild the plugin against the `wit/` folder of this release",
-            listed.join(", ")
-        )
-    } else if names.is_empty() {
-        format!("it exports nothing; a plugin exports at least one of {CONTRACT}'s tools, resources or prompts")
+    let found = if names.is_empty() {
+        "nothing".to_string()
     } else {
-        format!(
-            "it exports none of {CONTRACT}'s interfaces (it exports {}); a plugin exports at least one of tools, \
-             resources or prompts",
-            names.join(", ")
-        )
-    }
+        names.join(", ")
+    };
+    format!("it exports {found}; a plugin exports at least one of {CONTRACT}'s tools, resources or prompts")
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+};
+use rmcp::service::NotificationContext;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
@@ -84,8 +87,41 @@ pub enum Era {
 
 pub const ERAS: [Era; 2] = [Era::Handshake, Era::Stateless];
 
+/// A client handler that records the notifications the server sends, as
+/// `(method, params)` pairs in arrival order.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    pub seen: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+}
+
+impl Recorder {
+    fn push(&self, method: &str, params: impl serde::Serialize) {
+        let params = serde_json::to_value(params).unwrap();
+        self.seen.lock().unwrap().push((method.to_string(), params));
+    }
+
+    pub fn take(&self) -> Vec<(String, Value)> {
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
+}
+
+impl rmcp::ClientHandler for Recorder {
+    async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
+        self.push("notifications/progress", params);
+    }
+
+    async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _: NotificationContext<RoleClient>) {
+        self.push("notifications/message", params);
+    }
+
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.push("notifications/tools/list_changed", Value::Null);
+    }
+}
+
 pub struct Server {
-    pub client: RunningService<RoleClient, ()>,
+    pub client: RunningService<RoleClient, Recorder>,
+    pub recorder: Recorder,
     pub stderr: tempfile::NamedTempFile,
 }
 
@@ -139,14 +175,19 @@ pub async fn serve(dir: &Path, era: Era, args: &[&str]) -> Server {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         },
     };
-    let client = match ().serve_with_lifecycle(transport, lifecycle).await {
+    let recorder = Recorder::default();
+    let client = match recorder.clone().serve_with_lifecycle(transport, lifecycle).await {
         Ok(client) => client,
         Err(error) => panic!(
             "cannot connect ({era:?}): {error}\nserver log:\n{}",
             std::fs::read_to_string(stderr.path()).unwrap()
         ),
     };
-    Server { client, stderr }
+    Server {
+        client,
+        recorder,
+        stderr,
+    }
 }
 
 /// The text of a result's only text block.
