@@ -2,6 +2,8 @@
 //! lay out plugin folders, start the real `warden` binary and connect to it.
 
 #![allow(dead_code)]
+// MCP logging is deprecated (SEP-2577) but still part of both wires Warden serves.
+#![allow(deprecated)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
