@@ -23,6 +23,7 @@ pub enum Outcome {
     OutputLimit,
     Busy,
     Cancelled,
+    Unavailable,
     Rejected,
 }
 
@@ -33,6 +34,7 @@ impl Outcome {
             "memory-limit" => Outcome::MemoryLimit,
             "cancelled" => Outcome::Cancelled,
             "busy" => Outcome::Busy,
+            "unavailable" => Outcome::Unavailable,
             _ => Outcome::Trap,
         }
     }
@@ -50,6 +52,9 @@ pub struct Record<'a> {
     pub argument_bytes: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<&'a str>,
+    /// Accesses the sandbox refused during the call.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub denied: &'a [String],
 }
 
 pub fn now() -> f64 {

@@ -9,6 +9,7 @@ pub mod audit;
 pub mod catalog;
 pub mod cli;
 pub mod declarations;
+pub mod grants;
 pub mod loader;
 pub mod manifest;
 pub mod mcp;

@@ -15,7 +15,7 @@ use crate::manifest::Manifest;
 use crate::naming;
 use crate::plugin::{Exports, Plugin};
 use crate::runtime::bindings::{completions, prompts, resources, tools};
-use crate::runtime::{CallContext, Prepared, Runtime};
+use crate::runtime::{CallContext, Policy, Prepared, Runtime};
 
 /// The contract version this host serves.
 pub const CONTRACT: &str = "warden:plugin@0.1.0";
@@ -176,16 +176,21 @@ pub async fn load(runtime: &Arc<Runtime>, source: &PluginSource) -> Result<Plugi
     if exports.names().is_empty() {
         bail!("{}", describe_foreign_exports(runtime, &component));
     }
-    let prepared = Prepared::new(pre, manifest.limits.clone());
+    let manifest_name = crate::plugin::manifest_name(&source.component, source.manifest.as_deref());
+    let prepared = Prepared::new(
+        pre,
+        Policy {
+            limits: manifest.limits.clone(),
+            grants: Arc::new(manifest.grants.clone()),
+            manifest: manifest_name.clone().into(),
+        },
+    );
     let plugin_name: Arc<str> = name.into();
     let tools = match &exports.tools {
         Some(indices) => {
             let declared = Plugin::list_tools(runtime, &prepared, indices, CallContext::detached(plugin_name.clone()))
                 .await
-                .map_err(|failure| {
-                    let manifest = crate::plugin::manifest_name(&source.component, source.manifest.as_deref());
-                    anyhow!("{}", failure.describe(&plugin_name, &manifest, "`list-tools`"))
-                })?;
+                .map_err(|failure| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, "`list-tools`")))?;
             declarations::tools(declared).context("its `list-tools` answer is malformed")?
         }
         None => Vec::new(),

@@ -5,11 +5,15 @@
 //! says can add to it. Unknown keys are errors, so a typo never silently
 //! leaves a limit at its default or a grant half-written.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
+
+use crate::grants::{Access, Grants, HttpGrant, HttpRule, Mount, SocketGrant};
 
 /// Per-plugin limits, with the defaults a bare component gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +50,11 @@ pub struct Manifest {
     /// The sha256 the component's bytes must have, lowercase hex.
     pub sha256: Option<String>,
     pub limits: Limits,
+    pub grants: Grants,
 }
+
+/// The largest response body an outgoing request may read, by default.
+pub const DEFAULT_MAX_RESPONSE: u64 = 16 << 20;
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +63,43 @@ struct RawManifest {
     plugin: RawPlugin,
     #[serde(default)]
     limits: RawLimits,
+    #[serde(default)]
+    filesystem: BTreeMap<String, RawMount>,
+    #[serde(default)]
+    network: RawNetwork,
+    #[serde(default)]
+    environment: RawEnvironment,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMount {
+    mount: String,
+    access: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawNetwork {
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(rename = "max-response")]
+    max_response: Option<String>,
+    #[serde(default)]
+    tcp: Vec<String>,
+    #[serde(default)]
+    udp: Vec<String>,
+    #[serde(default)]
+    dns: bool,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawEnvironment {
+    #[serde(default)]
+    pass: Vec<String>,
+    #[serde(default)]
+    set: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -121,12 +166,108 @@ impl Manifest {
         if let Some(name) = &raw.plugin.name {
             crate::naming::check_plugin_name(name).context("`plugin.name` is not a valid plugin name")?;
         }
+        let grants = Grants {
+            mounts: mounts(raw.filesystem)?,
+            http: HttpGrant {
+                rules: raw
+                    .network
+                    .allow
+                    .iter()
+                    .map(|entry| HttpRule::parse(entry).with_context(|| format!("`network.allow` entry {entry:?}")))
+                    .collect::<Result<_>>()?,
+                max_response: parse_optional(raw.network.max_response, "network.max-response", parse_size)?
+                    .unwrap_or(DEFAULT_MAX_RESPONSE),
+            },
+            sockets: SocketGrant {
+                tcp: socket_addrs(&raw.network.tcp, "network.tcp")?,
+                udp: socket_addrs(&raw.network.udp, "network.udp")?,
+                dns: raw.network.dns,
+            },
+            env: environment(raw.environment)?,
+        };
         Ok(Self {
             name: raw.plugin.name,
             sha256,
             limits,
+            grants,
         })
     }
+}
+
+fn mounts(raw: BTreeMap<String, RawMount>) -> Result<Vec<Mount>> {
+    let mut mounts: Vec<Mount> = Vec::new();
+    for (host, spec) in raw {
+        let key = format!("filesystem.{host:?}");
+        let host_path = PathBuf::from(&host);
+        if !host_path.is_absolute() {
+            bail!("`{key}`: the host path must be absolute");
+        }
+        let metadata = std::fs::metadata(&host_path).with_context(|| {
+            format!("`{key}`: the host directory cannot be used (Warden never creates it; create it first)")
+        })?;
+        if !metadata.is_dir() {
+            bail!("`{key}`: the host path is not a directory");
+        }
+        let guest = spec.mount;
+        let guest_path = Path::new(&guest);
+        let normal = guest_path
+            .components()
+            .skip(1)
+            .all(|c| matches!(c, Component::Normal(_)));
+        if !guest_path.is_absolute() || !normal || guest.contains('\\') {
+            bail!("`{key}.mount` = {guest:?} must be an absolute guest path like \"/data\", without `..`");
+        }
+        if mounts.iter().any(|m| m.guest == guest) {
+            bail!("`{key}.mount` = {guest:?} is mounted twice");
+        }
+        let access = match spec.access.as_deref() {
+            None | Some("read-only") => Access::ReadOnly,
+            Some("read-write") => Access::ReadWrite,
+            Some(other) => bail!("`{key}.access` = {other:?} must be \"read-only\" or \"read-write\""),
+        };
+        mounts.push(Mount {
+            host: host_path,
+            guest,
+            access,
+        });
+    }
+    Ok(mounts)
+}
+
+/// `host:port` entries, resolved now: the sandbox checks exact addresses.
+fn socket_addrs(entries: &[String], key: &str) -> Result<Vec<SocketAddr>> {
+    let mut addrs = Vec::new();
+    for entry in entries {
+        let resolved: Vec<SocketAddr> = entry
+            .to_socket_addrs()
+            .with_context(|| format!("`{key}` entry {entry:?} must be `host:port` and resolve"))?
+            .collect();
+        addrs.extend(resolved);
+    }
+    Ok(addrs)
+}
+
+fn environment(raw: RawEnvironment) -> Result<Vec<(String, String)>> {
+    let check = |name: &str, key: &str| -> Result<()> {
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            bail!("`{key}`: {name:?} is not a variable name");
+        }
+        Ok(())
+    };
+    let mut env = Vec::new();
+    for name in raw.pass {
+        check(&name, "environment.pass")?;
+        match std::env::var(&name) {
+            Ok(value) => env.push((name, value)),
+            Err(_) => tracing::warn!("`environment.pass` names {name}, which is not set in Warden's environment"),
+        }
+    }
+    for (name, value) in raw.set {
+        check(&name, "environment.set")?;
+        env.retain(|(n, _)| *n != name);
+        env.push((name, value));
+    }
+    Ok(env)
 }
 
 fn parse_optional<T>(value: Option<String>, key: &str, parse: fn(&str) -> Result<T>) -> Result<Option<T>> {
@@ -209,8 +350,13 @@ mod tests {
         let err = format!("{:#}", Manifest::parse("[limits]\nmemroy = \"1 MiB\"").unwrap_err());
         assert!(err.starts_with("line 2: unknown field `memroy`"), "{err}");
         assert!(!err.contains('\n'), "{err}");
-        let err = format!("{:#}", Manifest::parse("[filesystem]\n").unwrap_err());
-        assert!(err.contains("filesystem"), "{err}");
+        let err = format!("{:#}", Manifest::parse("[network]\nallowed = []").unwrap_err());
+        assert!(err.contains("allowed"), "{err}");
+        let err = format!(
+            "{:#}",
+            Manifest::parse("[filesystem]\n\"/tmp\" = { mount = \"/t\", mode = \"rw\" }").unwrap_err()
+        );
+        assert!(err.contains("mode"), "{err}");
     }
 
     #[test]
@@ -222,6 +368,86 @@ mod tests {
         let err = format!("{:#}", Manifest::parse("[plugin]\nsha256 = \"abc\"").unwrap_err());
         assert!(err.contains("plugin.sha256"), "{err}");
         assert!(Manifest::parse("[limits]\nconcurrency = 0").is_err());
+    }
+
+    #[test]
+    fn reads_grants() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = dir.path().display();
+        // SAFETY: tests in this module do not read this variable concurrently.
+        unsafe { std::env::set_var("WARDEN_MANIFEST_TEST_TOKEN", "s3cret") };
+        let m = Manifest::parse(&format!(
+            r#"
+            [filesystem]
+            "{host}" = {{ mount = "/data", access = "read-write" }}
+            [network]
+            allow = ["api.example.com", "127.0.0.1:8080"]
+            max-response = "1 MiB"
+            tcp = ["127.0.0.1:5432"]
+            [environment]
+            pass = ["WARDEN_MANIFEST_TEST_TOKEN", "WARDEN_SURELY_UNSET_VARIABLE"]
+            set = {{ LANG = "C.UTF-8" }}
+            "#
+        ))
+        .unwrap();
+        let g = &m.grants;
+        assert_eq!(g.mounts.len(), 1);
+        assert_eq!(
+            (g.mounts[0].guest.as_str(), g.mounts[0].access),
+            ("/data", Access::ReadWrite)
+        );
+        assert_eq!(g.http.rules.len(), 2);
+        assert_eq!(g.http.max_response, 1 << 20);
+        assert_eq!(g.sockets.tcp, vec!["127.0.0.1:5432".parse().unwrap()]);
+        assert_eq!(
+            g.env,
+            vec![
+                ("WARDEN_MANIFEST_TEST_TOKEN".to_string(), "s3cret".to_string()),
+                ("LANG".to_string(), "C.UTF-8".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_grants_are_load_errors_naming_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = dir.path().display();
+        let cases = [
+            (
+                r#"[filesystem]
+"relative/dir" = { mount = "/x" }"#
+                    .to_string(),
+                "must be absolute",
+            ),
+            (
+                r#"[filesystem]
+"/surely/not/here/warden" = { mount = "/x" }"#
+                    .to_string(),
+                "never creates it",
+            ),
+            (
+                format!("[filesystem]\n\"{host}\" = {{ mount = \"x\" }}"),
+                "absolute guest path",
+            ),
+            (
+                format!("[filesystem]\n\"{host}\" = {{ mount = \"/a/../b\" }}"),
+                "without `..`",
+            ),
+            (
+                format!("[filesystem]\n\"{host}\" = {{ mount = \"/a\", access = \"all\" }}"),
+                "read-only",
+            ),
+            (
+                "[network]\nallow = [\"https://x.example/path\"]".to_string(),
+                "network.allow",
+            ),
+            ("[network]\ntcp = [\"nohost\"]".to_string(), "network.tcp"),
+            ("[environment]\npass = [\"A=B\"]".to_string(), "environment.pass"),
+        ];
+        for (text, expected) in cases {
+            let err = format!("{:#}", Manifest::parse(&text).unwrap_err());
+            assert!(err.contains(expected), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::declarations::ToolDecl;
 use crate::runtime::bindings::{completions, prompts, resources, tools, types};
-use crate::runtime::{CallContext, CallFailure, CallTimings, Prepared, Runtime};
+use crate::runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
 
 /// Which interfaces of the contract the component exports, resolved once.
 #[derive(Default)]
@@ -74,7 +74,7 @@ impl Plugin {
         tool: &str,
         arguments: String,
         call: CallContext,
-    ) -> (Result<ToolReply, CallFailure>, CallTimings) {
+    ) -> (Result<ToolReply, CallFailure>, CallReport) {
         let tool = tool.to_string();
         let indices = self
             .exports

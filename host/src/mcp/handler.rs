@@ -52,6 +52,10 @@ struct Audit<'a> {
 
 impl Audit<'_> {
     fn record(&self, outcome: Outcome, detail: Option<&str>) {
+        self.record_with(outcome, detail, &[]);
+    }
+
+    fn record_with(&self, outcome: Outcome, detail: Option<&str>, denied: &[String]) {
         if let Some(log) = self.log {
             log.record(&audit::Record {
                 time: audit::now(),
@@ -62,6 +66,7 @@ impl Audit<'_> {
                 outcome,
                 argument_bytes: self.argument_bytes,
                 detail,
+                denied,
             });
         }
     }
@@ -187,7 +192,7 @@ impl ServerHandler for WardenServer {
             events,
             cancel: context.ct.clone(),
         };
-        let (reply, _timings) = plugin
+        let (reply, report) = plugin
             .call_tool(&self.shared.runtime, &request.name, arguments_text, call)
             .await;
         // The sandbox (and its event sender) is gone: flush progress before
@@ -200,15 +205,15 @@ impl ServerHandler for WardenServer {
         let result = match reply {
             Err(failure) => {
                 let text = failure.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
-                audit.record(Outcome::from_failure(failure.outcome()), Some(&text));
+                audit.record_with(Outcome::from_failure(failure.outcome()), Some(&text), &report.denials);
                 error_result(text)
             }
             Ok(Err(tool_error)) => {
                 let text = content::tool_error(tool_error);
-                audit.record(Outcome::ToolError, None);
+                audit.record_with(Outcome::ToolError, None, &report.denials);
                 error_result(text)
             }
-            Ok(Ok(reply)) => match content::call_result(reply, decl, plugin.prepared.limits.output) {
+            Ok(Ok(reply)) => match content::call_result(reply, decl, plugin.prepared.policy.limits.output) {
                 Ok(result) => {
                     let outcome = if result.is_error == Some(true) {
                         Outcome::ToolError
@@ -225,7 +230,7 @@ impl ServerHandler for WardenServer {
                         ContentError::Malformed(_) => Outcome::ToolError,
                     };
                     tracing::warn!("{text}");
-                    audit.record(outcome, Some(&text));
+                    audit.record_with(outcome, Some(&text), &report.denials);
                     error_result(text)
                 }
             },

@@ -2,6 +2,7 @@
 //! machinery that runs one call in a fresh, limited sandbox.
 
 pub mod bindings;
+pub mod egress;
 pub mod output;
 pub mod sandbox;
 
@@ -13,8 +14,8 @@ use tokio::sync::Semaphore;
 use wasmtime::component::{Component, Instance, InstancePre, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
 
-use crate::manifest::{Limits, format_size};
-pub use sandbox::{CallContext, GuestEvent, Sandbox};
+use crate::manifest::format_size;
+pub use sandbox::{CallContext, GuestEvent, Policy, Sandbox};
 
 /// How often the epoch advances. A running guest yields to the async runtime
 /// at every tick, which is what lets timeouts and cancellation take effect
@@ -51,6 +52,8 @@ pub enum CallFailure {
     Busy {
         concurrency: u32,
     },
+    /// The sandbox could not be built (e.g. a granted directory vanished).
+    Unavailable(String),
 }
 
 impl CallFailure {
@@ -62,6 +65,7 @@ impl CallFailure {
             CallFailure::Trap { .. } => "trap",
             CallFailure::Cancelled => "cancelled",
             CallFailure::Busy { .. } => "busy",
+            CallFailure::Unavailable(_) => "unavailable",
         }
     }
 
@@ -88,6 +92,7 @@ impl CallFailure {
                 text
             }
             CallFailure::Cancelled => format!("the call to {what} of plugin `{plugin}` was cancelled"),
+            CallFailure::Unavailable(why) => format!("plugin `{plugin}` cannot run {what}: {why}"),
             CallFailure::Busy { concurrency } => format!(
                 "plugin `{plugin}` is busy: {concurrency} calls are already running and none finished in time; \
                  try again, or the operator can raise `[limits] concurrency` in {manifest}"
@@ -96,30 +101,32 @@ impl CallFailure {
     }
 }
 
-/// What a plugin needs at call time: its prepared component and limits.
+/// What a plugin needs at call time: its prepared component and policy.
 pub struct Prepared {
     pub pre: InstancePre<Sandbox>,
-    pub limits: Limits,
+    pub policy: Policy,
     pub concurrency: Semaphore,
 }
 
 impl Prepared {
-    pub fn new(pre: InstancePre<Sandbox>, limits: Limits) -> Self {
-        let concurrency = Semaphore::new(limits.concurrency as usize);
+    pub fn new(pre: InstancePre<Sandbox>, policy: Policy) -> Self {
+        let concurrency = Semaphore::new(policy.limits.concurrency as usize);
         Self {
             pre,
-            limits,
+            policy,
             concurrency,
         }
     }
 }
 
-/// Host-side timings of one call, for the audit log and benchmarks.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CallTimings {
+/// What the host saw of one call: timings (for benchmarks) and the
+/// accesses it refused (for the audit log).
+#[derive(Debug, Clone, Default)]
+pub struct CallReport {
     pub setup: Duration,
     pub instantiate: Duration,
     pub run: Duration,
+    pub denials: Vec<String>,
 }
 
 impl Runtime {
@@ -138,6 +145,9 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("cannot link WASI")?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            .map_err(anyhow::Error::from)
+            .context("cannot link WASI HTTP")?;
         bindings::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
             .map_err(anyhow::Error::from)
             .context("cannot link the host interface")?;
@@ -175,9 +185,9 @@ impl Runtime {
         plugin: &Prepared,
         call: CallContext,
         body: impl AsyncFnOnce(&mut Store<Sandbox>, Instance) -> wasmtime::Result<T>,
-    ) -> (Result<T, CallFailure>, CallTimings) {
-        let mut timings = CallTimings::default();
-        let limits = &plugin.limits;
+    ) -> (Result<T, CallFailure>, CallReport) {
+        let mut timings = CallReport::default();
+        let limits = &plugin.policy.limits;
         let Ok(Ok(_slot)) = tokio::time::timeout(BUSY_WAIT.min(limits.timeout), plugin.concurrency.acquire()).await
         else {
             return (
@@ -194,7 +204,11 @@ impl Runtime {
         let cancel = call.cancel.clone();
         let plugin_name = call.plugin.clone();
         let started = Instant::now();
-        let mut store = Store::new(&self.engine, Sandbox::new(limits, call));
+        let sandbox = match Sandbox::new(&plugin.policy, call) {
+            Ok(sandbox) => sandbox,
+            Err(error) => return (Err(CallFailure::Unavailable(format!("{error:#}"))), timings),
+        };
+        let mut store = Store::new(&self.engine, sandbox);
         store.limiter(|sandbox| &mut sandbox.limiter);
         store.set_epoch_deadline(1);
         store.epoch_deadline_async_yield_and_update(1);
@@ -221,6 +235,7 @@ impl Runtime {
         // Dropping the future drops the guest's stack: whatever it was doing
         // ends here.
         drop(timed);
+        timings.denials = take_denials(store.data());
         let Some(result) = result else {
             log_output(&plugin_name, &store.data().stdout, &store.data().stderr);
             return (Err(CallFailure::Cancelled), timings);
@@ -243,6 +258,10 @@ impl Runtime {
         log_output(&plugin_name, &sandbox.stdout, &sandbox.stderr);
         (outcome, timings)
     }
+}
+
+fn take_denials(sandbox: &Sandbox) -> Vec<String> {
+    std::mem::take(&mut *sandbox.denials.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 fn engine_config(pooling: bool) -> Config {

@@ -7,14 +7,19 @@
 
 use std::sync::Arc;
 
+use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::sockets::SocketAddrUse;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{LogLevel, warden::plugin as contract};
+use super::egress::{Denials, Egress, record_denial};
 use super::output::CapturedOutput;
+use crate::grants::{Access, Grants, SocketUse};
 use crate::manifest::Limits;
 
 /// Something the guest reported during a call, for the client.
@@ -101,35 +106,94 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
+/// What a plugin was granted, shared by all its calls.
+pub struct Policy {
+    pub limits: Limits,
+    pub grants: Arc<Grants>,
+    /// The manifest's file name, for messages that say what to change.
+    pub manifest: Arc<str>,
+}
+
 pub struct Sandbox {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    egress: Egress,
     table: ResourceTable,
     pub limiter: MemoryLimiter,
     pub call: CallContext,
     pub stdout: CapturedOutput,
     pub stderr: CapturedOutput,
+    pub denials: Denials,
 }
 
 impl Sandbox {
-    pub fn new(limits: &Limits, call: CallContext) -> Self {
-        let cap = usize::try_from(limits.log_output).unwrap_or(usize::MAX);
+    /// Builds the sandbox for one call from the plugin's policy: the
+    /// granted mounts, variables and sockets, and nothing else (no
+    /// arguments, closed stdin, captured stdout/stderr).
+    pub fn new(policy: &Policy, call: CallContext) -> Result<Self> {
+        let cap = usize::try_from(policy.limits.log_output).unwrap_or(usize::MAX);
         let stdout = CapturedOutput::new(cap);
         let stderr = CapturedOutput::new(cap);
-        let wasi = WasiCtx::builder()
-            .stdout(stdout.clone())
-            .stderr(stderr.clone())
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .build();
-        Self {
-            wasi,
+        let denials = Denials::default();
+        let grants = &policy.grants;
+        let mut wasi = WasiCtx::builder();
+        wasi.stdout(stdout.clone()).stderr(stderr.clone()).envs(&grants.env);
+        for mount in &grants.mounts {
+            let perms = match mount.access {
+                Access::ReadOnly => FsPerms::ReadOnly,
+                Access::ReadWrite => FsPerms::ReadWrite,
+            };
+            wasi.preopened_dir(&mount.host, &mount.guest, perms)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("cannot open the granted directory {}", mount.host.display()))?;
+        }
+        // Every socket operation reaches the check below, which allows only
+        // granted addresses — so refusals can be logged and audited.
+        let sockets = grants.clone();
+        let (plugin, manifest, recorded) = (call.plugin.clone(), policy.manifest.clone(), denials.clone());
+        wasi.allow_tcp(true)
+            .allow_udp(true)
+            .allow_ip_name_lookup(grants.sockets.dns)
+            .socket_addr_check(move |addr, use_| {
+                let use_ = match use_ {
+                    SocketAddrUse::TcpBind => SocketUse::TcpBind,
+                    SocketAddrUse::TcpConnect => SocketUse::TcpConnect,
+                    SocketAddrUse::UdpBind => SocketUse::UdpBind,
+                    SocketAddrUse::UdpSend => SocketUse::UdpSend,
+                    SocketAddrUse::UdpReceive => SocketUse::UdpReceive,
+                    SocketAddrUse::TcpListen | SocketAddrUse::TcpAccept => SocketUse::Listen,
+                };
+                let allowed = sockets.sockets.allows(addr, use_);
+                // Implicit binds and dropped datagrams are not attempts worth a line each.
+                if !allowed && !matches!(use_, SocketUse::TcpBind | SocketUse::UdpBind | SocketUse::UdpReceive) {
+                    let key = if use_ == SocketUse::UdpSend { "udp" } else { "tcp" };
+                    record_denial(
+                        &recorded,
+                        &plugin,
+                        format!(
+                            "socket access to {addr} ({use_:?}) is not granted; add \"{addr}\" to [network] {key} in {manifest}"
+                        ),
+                    );
+                }
+                Box::pin(std::future::ready(allowed))
+            });
+        let egress = Egress {
+            plugin: call.plugin.clone(),
+            manifest: policy.manifest.clone(),
+            grants: grants.clone(),
+            denials: denials.clone(),
+        };
+        Ok(Self {
+            wasi: wasi.build(),
+            http: WasiHttpCtx::new(),
+            egress,
             table: ResourceTable::new(),
-            limiter: MemoryLimiter::new(limits.memory),
+            limiter: MemoryLimiter::new(policy.limits.memory),
             call,
             stdout,
             stderr,
-        }
+            denials,
+        })
     }
 
     fn send(&self, event: GuestEvent) {
@@ -146,6 +210,16 @@ impl WasiView for Sandbox {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for Sandbox {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            hooks: &mut self.egress,
+            table: &mut self.table,
+            ctx: &mut self.http,
         }
     }
 }
