@@ -251,14 +251,15 @@ impl HttpGrant {
 
 impl SocketGrant {
     /// The `socket_addr_check` rule: connecting or sending needs the exact
-    /// address; binding is allowed only as the implicit, any-port bind that
-    /// a granted connection needs. Listening is never granted.
+    /// address. Binding is allowed only as the implicit any-address,
+    /// any-port bind that every connection makes (it opens nothing by
+    /// itself), so the refusal — and its log line — comes at the connect
+    /// and names the address. Listening is never granted.
     pub fn allows(&self, addr: SocketAddr, use_: SocketUse) -> bool {
         let wildcard = addr.ip().is_unspecified() && addr.port() == 0;
         match use_ {
             SocketUse::TcpConnect => self.tcp.contains(&addr),
-            SocketUse::TcpBind => wildcard && !self.tcp.is_empty(),
-            SocketUse::UdpBind => wildcard && !self.udp.is_empty(),
+            SocketUse::TcpBind | SocketUse::UdpBind => wildcard,
             SocketUse::UdpSend | SocketUse::UdpReceive => self.udp.contains(&addr),
             SocketUse::Listen => false,
         }
@@ -427,8 +428,9 @@ mod tests {
         assert!(!grant.allows("127.0.0.1:5433".parse().unwrap(), SocketUse::TcpConnect));
         assert!(grant.allows("0.0.0.0:0".parse().unwrap(), SocketUse::TcpBind));
         assert!(!grant.allows("0.0.0.0:8080".parse().unwrap(), SocketUse::TcpBind));
+        assert!(!grant.allows("127.0.0.1:0".parse().unwrap(), SocketUse::UdpBind));
         assert!(!grant.allows("0.0.0.0:0".parse().unwrap(), SocketUse::Listen));
-        assert!(!grant.allows("0.0.0.0:0".parse().unwrap(), SocketUse::UdpBind));
-        assert!(!SocketGrant::default().allows("0.0.0.0:0".parse().unwrap(), SocketUse::TcpBind));
+        assert!(!grant.allows("127.0.0.1:9".parse().unwrap(), SocketUse::UdpSend));
+        assert!(!SocketGrant::default().allows("127.0.0.1:5432".parse().unwrap(), SocketUse::TcpConnect));
     }
 }

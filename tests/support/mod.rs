@@ -164,8 +164,17 @@ pub fn warden() -> tokio::process::Command {
 
 /// Starts `warden serve --plugins DIR ARGS…` and connects in the given era.
 pub async fn serve(dir: &Path, era: Era, args: &[&str]) -> Server {
-    let stderr = tempfile::NamedTempFile::new().unwrap();
-    let mut command = warden();
+    serve_command(warden(), dir, era, args, tempfile::NamedTempFile::new().unwrap()).await
+}
+
+/// Like `serve`, from a prepared command (extra environment, say).
+pub async fn serve_command(
+    mut command: tokio::process::Command,
+    dir: &Path,
+    era: Era,
+    args: &[&str],
+    stderr: tempfile::NamedTempFile,
+) -> Server {
     command.arg("serve").arg("--plugins").arg(dir).args(args);
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(Stdio::from(stderr.reopen().unwrap()))

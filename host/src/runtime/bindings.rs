@@ -11,5 +11,5 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::warden::plugin::{completions, prompts, resources, tools};
-pub use warden::plugin::host::LogLevel;
-pub use warden::plugin::types;
+pub use self::warden::plugin::host::LogLevel;
+pub use self::warden::plugin::types;

@@ -25,7 +25,8 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Instances that may exist at once across all plugins (the pool's size).
 const MAX_INSTANCES: u32 = 256;
 
-/// How long a call waits for a free slot of its plugin before it is refused.
+/// A call waits for a free slot of its plugin at most half its time limit
+/// (leaving the other half to run), and never longer than this.
 const BUSY_WAIT: Duration = Duration::from_secs(10);
 
 /// After a client cancels, the guest gets this long to notice
@@ -188,7 +189,7 @@ impl Runtime {
     ) -> (Result<T, CallFailure>, CallReport) {
         let mut timings = CallReport::default();
         let limits = &plugin.policy.limits;
-        let Ok(Ok(_slot)) = tokio::time::timeout(BUSY_WAIT.min(limits.timeout), plugin.concurrency.acquire()).await
+        let Ok(Ok(_slot)) = tokio::time::timeout(BUSY_WAIT.min(limits.timeout / 2), plugin.concurrency.acquire()).await
         else {
             return (
                 Err(CallFailure::Busy {

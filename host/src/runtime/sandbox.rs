@@ -164,9 +164,9 @@ impl Sandbox {
                     SocketAddrUse::TcpListen | SocketAddrUse::TcpAccept => SocketUse::Listen,
                 };
                 let allowed = sockets.sockets.allows(addr, use_);
-                // Implicit binds and dropped datagrams are not attempts worth a line each.
-                if !allowed && !matches!(use_, SocketUse::TcpBind | SocketUse::UdpBind | SocketUse::UdpReceive) {
-                    let key = if use_ == SocketUse::UdpSend { "udp" } else { "tcp" };
+                // A dropped incoming datagram is not an attempt worth a line.
+                if !allowed && use_ != SocketUse::UdpReceive {
+                    let key = if matches!(use_, SocketUse::UdpSend | SocketUse::UdpBind) { "udp" } else { "tcp" };
                     record_denial(
                         &recorded,
                         &plugin,
