@@ -184,3 +184,89 @@ async fn now_reads_the_host_clock() {
     assert_eq!(structured["time"], expected);
     server.client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn notes_work_inside_their_mount() {
+    let notes = tempfile::tempdir().unwrap();
+    std::fs::write(notes.path().join("groceries.md"), "milk\nBread and butter\n").unwrap();
+    let dir = PluginDir::with(&["notes"]);
+    dir.write(
+        "notes.toml",
+        format!(
+            "[filesystem]\n\"{}\" = {{ mount = \"/notes\", access = \"read-write\" }}\n",
+            notes.path().display()
+        ),
+    );
+    let server = serve(dir.path(), support::Era::Stateless, &[]).await;
+    let written = server
+        .call(
+            "write_note",
+            json!({"name": "todo", "content": "call Bob\nbuy bread\n"}),
+        )
+        .await;
+    assert_eq!(text(&written), "Created note \"todo\" (19 bytes).");
+    assert_eq!(
+        std::fs::read_to_string(notes.path().join("todo.md")).unwrap(),
+        "call Bob\nbuy bread\n"
+    );
+    let listed = server.call("list_notes", json!({})).await;
+    assert_eq!(
+        listed.structured_content,
+        Some(json!({"notes": [{"name": "groceries", "bytes": 22}, {"name": "todo", "bytes": 19}]}))
+    );
+    let found = server.call("search_notes", json!({"query": "BREAD"})).await;
+    assert_eq!(
+        found.structured_content,
+        Some(json!({"matches": [
+            {"name": "groceries", "line": 2, "text": "Bread and butter"},
+            {"name": "todo", "line": 2, "text": "buy bread"}
+        ], "truncated": false}))
+    );
+    assert_eq!(
+        text(&server.call("read_note", json!({"name": "todo"})).await),
+        "call Bob\nbuy bread\n"
+    );
+    let escape = server.call("read_note", json!({"name": "../../etc/passwd"})).await;
+    assert!(is_error(&escape), "{escape:?}");
+    server.client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn notes_without_a_grant_say_what_the_operator_must_do() {
+    let dir = PluginDir::with(&["notes"]);
+    let server = serve(dir.path(), support::Era::Handshake, &[]).await;
+    let result = server.call("list_notes", json!({})).await;
+    assert!(is_error(&result));
+    assert!(text(&result).starts_with("no notes folder is mounted"), "{result:?}");
+    server.client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn fetch_reads_allowed_hosts_only() {
+    let http = support::http_server().await;
+    let dir = PluginDir::with(&["fetch"]);
+    dir.write(
+        "fetch.toml",
+        format!("[network]\nallow = [\"127.0.0.1:{}\"]\n", http.port),
+    );
+    let server = serve(dir.path(), support::Era::Handshake, &[]).await;
+    let result = server
+        .call(
+            "fetch_url",
+            json!({"url": format!("http://127.0.0.1:{}/hello", http.port)}),
+        )
+        .await;
+    assert!(!is_error(&result), "{result:?}");
+    assert_eq!(text(&result), "hello");
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"status": 200, "content_type": "text/plain", "bytes": 5, "truncated": false}))
+    );
+    let denied = server.call("fetch_url", json!({"url": "http://example.com/"})).await;
+    assert!(is_error(&denied));
+    assert!(
+        text(&denied).contains("network access to example.com:80 is not granted; add \\\"example.com\\\""),
+        "{denied:?}"
+    );
+    server.client.cancel().await.unwrap();
+}

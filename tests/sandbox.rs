@@ -4,12 +4,10 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
-use support::{Era, PluginDir, Server, is_error, serve, text};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use support::{Era, PluginDir, Server, http_server, is_error, serve, text};
 
 /// A hostile plugin beside a healthy one (`text`).
 fn folder(manifest: &str) -> PluginDir {
@@ -36,47 +34,6 @@ async fn allowed(server: &Server, tool: &str, arguments: Value) -> String {
     let result = server.call(tool, arguments.clone()).await;
     assert!(!is_error(&result), "{tool} {arguments} should have worked: {result:?}");
     text(&result)
-}
-
-/// A tiny HTTP/1.1 server: `/hello` answers "hello", `/big` 4096 bytes.
-/// It counts connections, so a test can prove a refused request never left.
-struct TestHttp {
-    port: u16,
-    connections: Arc<AtomicUsize>,
-}
-
-async fn http_server() -> TestHttp {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let connections = Arc::new(AtomicUsize::new(0));
-    let counter = connections.clone();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            counter.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&request);
-                let body = if head.starts_with("GET /big ") {
-                    "y".repeat(4096)
-                } else {
-                    "hello".to_string()
-                };
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    TestHttp { port, connections }
 }
 
 fn audit_lines(path: &std::path::Path) -> Vec<Value> {

@@ -19,6 +19,20 @@ pub struct Cli {
 pub enum Command {
     /// Serve the plugins in a folder to an MCP client over stdio.
     Serve(ServeArgs),
+    /// Validate plugins and manifests without serving, and print what each
+    /// plugin is granted. Exits non-zero when anything is invalid.
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// The plugins folder to check.
+    #[arg(long, value_name = "DIR", default_value = "plugins", conflicts_with = "plugin")]
+    pub plugins: PathBuf,
+
+    /// Check only this plugin: a `.wasm` file or a folder plugin.
+    #[arg(value_name = "FILE")]
+    pub plugin: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -41,6 +55,7 @@ impl Cli {
     pub fn verbosity(&self) -> u8 {
         match &self.command {
             Command::Serve(args) => args.verbose,
+            Command::Check(_) => 0,
         }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod declarations;
 pub mod grants;

@@ -24,11 +24,13 @@ fn main() -> ExitCode {
         .expect("cannot start the async runtime");
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => warden::serve::run(args).await,
+            Command::Serve(args) => warden::serve::run(args).await.map(|()| true),
+            Command::Check(args) => warden::check::run(args.plugin.as_deref().unwrap_or(&args.plugins)).await,
         }
     });
     let code = match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
         Err(error) => {
             tracing::error!("{error:#}");
             ExitCode::FAILURE

@@ -8,7 +8,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
@@ -215,4 +216,46 @@ pub fn text(result: &CallToolResult) -> String {
 
 pub fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
+}
+
+/// A tiny HTTP/1.1 server: `/hello` answers "hello", `/big` 4096 bytes.
+/// It counts connections, so a test can prove a refused request never left.
+pub struct TestHttp {
+    pub port: u16,
+    pub connections: Arc<AtomicUsize>,
+}
+
+pub async fn http_server() -> TestHttp {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counter = connections.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&request);
+                let body = if head.starts_with("GET /big ") {
+                    "y".repeat(4096)
+                } else {
+                    "hello".to_string()
+                };
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    TestHttp { port, connections }
 }

@@ -214,13 +214,33 @@ fn component(message: &Value, members: &HashMap<String, (String, PathBuf)>) -> O
 /// removed when it has none). Files are written beside their final name and renamed into
 /// place, manifest first, so a watching Warden never reads half a file or a component
 /// without its grants; files whose content is unchanged are left alone.
+///
+/// In a `warden.toml`, `{data}` stands for a folder made for the plugin
+/// beside the staging folder (`<dir>-data/<name>`), so an example that needs
+/// a filesystem grant works as staged.
 pub fn stage(guests: &[Guest], dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for guest in guests {
         let manifest = guest.crate_dir.join("warden.toml");
         let staged_manifest = dir.join(format!("{}.toml", guest.name));
         if manifest.is_file() {
-            install(&manifest, &staged_manifest)?;
+            let text = fs::read_to_string(&manifest).with_context(|| format!("reading {}", manifest.display()))?;
+            let text = if text.contains("{data}") {
+                let data = dir.with_file_name(format!(
+                    "{}-data",
+                    dir.file_name().map_or("plugins".into(), |n| n.to_string_lossy())
+                ));
+                let data = data.join(&guest.name);
+                fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
+                text.replace("{data}", &data.display().to_string())
+            } else {
+                text
+            };
+            let generated = dir.join(format!(".{}.toml.generated", guest.name));
+            fs::write(&generated, text).with_context(|| format!("writing {}", generated.display()))?;
+            let installed = install(&generated, &staged_manifest);
+            let _ = fs::remove_file(&generated);
+            installed?;
         } else if staged_manifest.exists() {
             fs::remove_file(&staged_manifest)
                 .with_context(|| format!("removing the stale {}", staged_manifest.display()))?;

@@ -10,6 +10,6 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use exports::warden::plugin::{completions, prompts, resources, tools};
 pub use self::warden::plugin::host::LogLevel;
 pub use self::warden::plugin::types;
+pub use exports::warden::plugin::{completions, prompts, resources, tools};

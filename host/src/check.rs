@@ -1,0 +1,168 @@
+//! `warden check`: validate plugins and manifests without serving, and show
+//! what each plugin is granted.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+
+use crate::catalog::Catalog;
+use crate::grants::Grants;
+use crate::loader::{self, LoadError, PluginSource};
+use crate::manifest::{Limits, format_size};
+use crate::plugin::Plugin;
+use crate::runtime::Runtime;
+
+/// Checks a plugins folder, or one plugin (a `.wasm` file or a folder
+/// plugin). Prints a report; returns whether everything is valid.
+pub async fn run(target: &Path) -> Result<bool> {
+    let runtime = Runtime::new()?;
+    let (plugins, mut errors) = if target.is_file() || target.join("plugin.toml").is_file() {
+        let source = single_source(target)?;
+        match loader::load(&runtime, &source).await {
+            Ok(plugin) => (vec![plugin], Vec::new()),
+            Err(error) => (
+                Vec::new(),
+                vec![LoadError {
+                    path: source.component,
+                    error,
+                }],
+            ),
+        }
+    } else {
+        loader::load_dir(&runtime, target).await?
+    };
+    let (catalog, rejected) = Catalog::build(plugins.into_iter().map(Arc::new).collect());
+    errors.extend(rejected);
+    let mut report = String::new();
+    for plugin in catalog.plugins() {
+        describe(&mut report, plugin);
+    }
+    for error in &errors {
+        let _ = writeln!(report, "✗ {error}\n");
+    }
+    let _ = writeln!(
+        report,
+        "{} plugin(s) valid, {} invalid",
+        catalog.plugins().len(),
+        errors.len()
+    );
+    print!("{report}");
+    Ok(errors.is_empty())
+}
+
+fn single_source(target: &Path) -> Result<PluginSource> {
+    let folder_plugin = target.is_dir();
+    let dir = if folder_plugin {
+        target
+    } else {
+        target.parent().unwrap_or(Path::new("."))
+    };
+    let (sources, errors) = loader::discover(dir)?;
+    let wanted = |s: &PluginSource| {
+        if folder_plugin {
+            s.manifest.as_deref() == Some(&target.join("plugin.toml"))
+        } else {
+            s.component == target
+        }
+    };
+    match sources.into_iter().find(wanted) {
+        Some(source) => Ok(source),
+        None => match errors.into_iter().next() {
+            Some(error) => Err(error.error),
+            None => bail!(
+                "{} is not a plugin: give a `.wasm` component or a folder with plugin.toml",
+                target.display()
+            ),
+        },
+    }
+}
+
+fn describe(out: &mut String, plugin: &Plugin) {
+    let policy = &plugin.prepared.policy;
+    let tools: Vec<&str> = plugin.tools.iter().map(|t| t.tool.name.as_ref()).collect();
+    let manifest = plugin
+        .manifest_path
+        .as_ref()
+        .map_or("none (no capabilities, default limits)".to_string(), |p| {
+            p.display().to_string()
+        });
+    let _ = writeln!(out, "✓ {}  ({})", plugin.name, plugin.component_path.display());
+    let rows = [
+        ("manifest", manifest),
+        ("sha256", plugin.sha256.clone()),
+        ("exports", plugin.exports.names().join(", ")),
+        (
+            "tools",
+            if tools.is_empty() {
+                "none".into()
+            } else {
+                tools.join(", ")
+            },
+        ),
+        ("limits", limits(&policy.limits)),
+    ];
+    for (key, value) in rows.into_iter().chain(grants(&policy.grants)) {
+        let _ = writeln!(out, "  {key:<12} {value}");
+    }
+    out.push('\n');
+}
+
+fn limits(limits: &Limits) -> String {
+    format!(
+        "memory {}, timeout {}, concurrency {}, output {}, log-output {}",
+        format_size(limits.memory),
+        humantime::format_duration(limits.timeout),
+        limits.concurrency,
+        format_size(limits.output),
+        format_size(limits.log_output)
+    )
+}
+
+fn grants(grants: &Grants) -> Vec<(&'static str, String)> {
+    let none = || "none".to_string();
+    let list = |items: Vec<String>| if items.is_empty() { none() } else { items.join(", ") };
+    vec![
+        (
+            "filesystem",
+            list(
+                grants
+                    .mounts
+                    .iter()
+                    .map(|m| format!("{} → {} ({})", m.host.display(), m.guest, m.access.as_str()))
+                    .collect(),
+            ),
+        ),
+        (
+            "http",
+            if grants.http.rules.is_empty() {
+                none()
+            } else {
+                format!(
+                    "{} (responses up to {})",
+                    list(grants.http.rules.iter().map(|r| r.to_string()).collect()),
+                    format_size(grants.http.max_response)
+                )
+            },
+        ),
+        (
+            "sockets",
+            list(
+                grants
+                    .sockets
+                    .tcp
+                    .iter()
+                    .map(|a| format!("tcp {a}"))
+                    .chain(grants.sockets.udp.iter().map(|a| format!("udp {a}")))
+                    .chain(grants.sockets.dns.then(|| "dns lookups".to_string()))
+                    .collect(),
+            ),
+        ),
+        (
+            "environment",
+            // Names only: values may be secrets.
+            list(grants.env.iter().map(|(name, _)| name.clone()).collect()),
+        ),
+    ]
+}
