@@ -324,6 +324,21 @@ async fn an_endless_loop_ends_at_the_time_limit() {
 }
 
 #[tokio::test]
+async fn a_fuel_budget_stops_computation_deterministically() {
+    let dir = folder("[limits]\nfuel = 5000000\n");
+    let server = serve(dir.path(), Era::Handshake, &[]).await;
+    let spun = refused(&server, "spin", json!({})).await;
+    assert_eq!(
+        spun,
+        "plugin `hostile` used up its fuel (5000000 units) while running `spin`; \
+         the operator can raise `[limits] fuel` in hostile.toml"
+    );
+    // Ordinary work fits in the budget.
+    assert_eq!(allowed(&server, "recurse", json!({"depth": 100})).await, "100");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn every_limit_ends_only_the_call_that_hit_it() {
     let dir = folder("[limits]\nmemory = \"256 MiB\"\noutput = \"1 MiB\"\n");
     let audit = dir.path().join("audit.jsonl");

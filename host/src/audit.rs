@@ -20,6 +20,7 @@ pub enum Outcome {
     Trap,
     Timeout,
     MemoryLimit,
+    FuelLimit,
     OutputLimit,
     Busy,
     Cancelled,
@@ -32,6 +33,7 @@ impl Outcome {
         match word {
             "timeout" => Outcome::Timeout,
             "memory-limit" => Outcome::MemoryLimit,
+            "fuel-limit" => Outcome::FuelLimit,
             "cancelled" => Outcome::Cancelled,
             "busy" => Outcome::Busy,
             "unavailable" => Outcome::Unavailable,

@@ -110,14 +110,18 @@ fn describe(out: &mut String, plugin: &Plugin) {
 }
 
 fn limits(limits: &Limits) -> String {
-    format!(
+    let mut text = format!(
         "memory {}, timeout {}, concurrency {}, output {}, log-output {}",
         format_size(limits.memory),
         humantime::format_duration(limits.timeout),
         limits.concurrency,
         format_size(limits.output),
         format_size(limits.log_output)
-    )
+    );
+    if let Some(fuel) = limits.fuel {
+        text.push_str(&format!(", fuel {fuel}"));
+    }
+    text
 }
 
 fn grants(grants: &Grants) -> Vec<(&'static str, String)> {

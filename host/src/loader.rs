@@ -158,7 +158,8 @@ pub async fn load(runtime: &Arc<Runtime>, source: &PluginSource) -> Result<Plugi
     check_header(&bytes)?;
     let component = {
         let runtime = runtime.clone();
-        tokio::task::spawn_blocking(move || runtime.compile(&bytes))
+        let metered = manifest.limits.fuel.is_some();
+        tokio::task::spawn_blocking(move || runtime.compile(&bytes, metered))
             .await
             .context("the compiler thread panicked")?
             .map_err(|e| anyhow!("cannot compile the component: {e:#}"))?

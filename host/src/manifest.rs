@@ -28,6 +28,8 @@ pub struct Limits {
     pub output: u64,
     /// Bytes of stdout and of stderr kept (and logged) per call.
     pub log_output: u64,
+    /// Deterministic instruction budget per call, when set.
+    pub fuel: Option<u64>,
 }
 
 impl Default for Limits {
@@ -38,6 +40,7 @@ impl Default for Limits {
             concurrency: 16,
             output: 1 << 20,
             log_output: 64 << 10,
+            fuel: None,
         }
     }
 }
@@ -118,6 +121,7 @@ struct RawLimits {
     output: Option<String>,
     #[serde(rename = "log-output")]
     log_output: Option<String>,
+    fuel: Option<u64>,
 }
 
 impl Manifest {
@@ -149,6 +153,10 @@ impl Manifest {
             output: parse_optional(raw.limits.output, "limits.output", parse_size)?.unwrap_or(defaults.output),
             log_output: parse_optional(raw.limits.log_output, "limits.log-output", parse_size)?
                 .unwrap_or(defaults.log_output),
+            fuel: match raw.limits.fuel {
+                Some(0) => bail!("`limits.fuel` must be at least 1"),
+                fuel => fuel,
+            },
         };
         if limits.timeout.is_zero() {
             bail!("`limits.timeout` must be longer than zero");

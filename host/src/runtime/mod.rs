@@ -6,7 +6,7 @@ pub mod egress;
 pub mod output;
 pub mod sandbox;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -34,8 +34,8 @@ const BUSY_WAIT: Duration = Duration::from_secs(10);
 const CANCEL_GRACE: Duration = Duration::from_millis(250);
 
 pub struct Runtime {
-    engine: Engine,
-    linker: Linker<Sandbox>,
+    standard: Backend,
+    metered: OnceLock<Backend>,
     instances: Semaphore,
     pooling: bool,
 }
@@ -45,6 +45,7 @@ pub struct Runtime {
 pub enum CallFailure {
     Timeout(Duration),
     MemoryLimit(u64),
+    FuelExhausted(u64),
     Trap {
         message: String,
         stderr_tail: Option<String>,
@@ -63,6 +64,7 @@ impl CallFailure {
         match self {
             CallFailure::Timeout(_) => "timeout",
             CallFailure::MemoryLimit(_) => "memory-limit",
+            CallFailure::FuelExhausted(_) => "fuel-limit",
             CallFailure::Trap { .. } => "trap",
             CallFailure::Cancelled => "cancelled",
             CallFailure::Busy { .. } => "busy",
@@ -84,6 +86,10 @@ impl CallFailure {
                 "plugin `{plugin}` exceeded its {} memory limit while running {what}; \
                  the operator can raise `[limits] memory` in {manifest}",
                 format_size(*limit)
+            ),
+            CallFailure::FuelExhausted(fuel) => format!(
+                "plugin `{plugin}` used up its fuel ({fuel} units) while running {what}; \
+                 the operator can raise `[limits] fuel` in {manifest}"
             ),
             CallFailure::Trap { message, stderr_tail } => {
                 let mut text = format!("plugin `{plugin}` crashed while running {what}: {message}");
@@ -130,18 +136,14 @@ pub struct CallReport {
     pub denials: Vec<String>,
 }
 
-impl Runtime {
-    pub fn new() -> Result<Arc<Self>> {
-        let (engine, pooling) = match Engine::new(&engine_config(true)) {
-            Ok(engine) => (engine, true),
-            Err(error) => {
-                tracing::warn!(
-                    "the pooling allocator could not reserve its address space ({error:#}); \
-                     falling back to on-demand allocation (slower per call)"
-                );
-                (Engine::new(&engine_config(false))?, false)
-            }
-        };
+/// An engine and the linker that provides Warden's imports on it.
+struct Backend {
+    engine: Engine,
+    linker: Linker<Sandbox>,
+}
+
+impl Backend {
+    fn new(engine: Engine) -> Result<Self> {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
@@ -153,30 +155,60 @@ impl Runtime {
             .map_err(anyhow::Error::from)
             .context("cannot link the host interface")?;
         spawn_epoch_ticker(&engine);
+        Ok(Self { engine, linker })
+    }
+}
+
+impl Runtime {
+    pub fn new() -> Result<Arc<Self>> {
+        let (engine, pooling) = match Engine::new(&engine_config(true, false)) {
+            Ok(engine) => (engine, true),
+            Err(error) => {
+                tracing::warn!(
+                    "the pooling allocator could not reserve its address space ({error:#}); \
+                     falling back to on-demand allocation (slower per call)"
+                );
+                (Engine::new(&engine_config(false, false))?, false)
+            }
+        };
         Ok(Arc::new(Self {
-            engine,
-            linker,
+            standard: Backend::new(engine)?,
+            metered: OnceLock::new(),
             instances: Semaphore::new(MAX_INSTANCES as usize),
             pooling,
         }))
     }
 
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.standard.engine
     }
 
     pub fn pooling(&self) -> bool {
         self.pooling
     }
 
+    /// Plugins with a `[limits] fuel` budget run on a second engine that
+    /// counts fuel: instrumenting every plugin would slow them all down.
+    fn backend(&self, metered: bool) -> Result<&Backend> {
+        if !metered {
+            return Ok(&self.standard);
+        }
+        if let Some(backend) = self.metered.get() {
+            return Ok(backend);
+        }
+        let backend = Backend::new(Engine::new(&engine_config(false, true))?)?;
+        Ok(self.metered.get_or_init(|| backend))
+    }
+
     /// Compiles a component. CPU-heavy: call it from a blocking thread.
-    pub fn compile(&self, bytes: &[u8]) -> Result<Component> {
-        Ok(Component::new(&self.engine, bytes)?)
+    pub fn compile(&self, bytes: &[u8], metered: bool) -> Result<Component> {
+        Ok(Component::new(&self.backend(metered)?.engine, bytes)?)
     }
 
     /// Resolves a component's imports against what Warden provides.
     pub fn prepare(&self, component: &Component) -> Result<InstancePre<Sandbox>> {
-        Ok(self.linker.instantiate_pre(component)?)
+        let metered = !Engine::same(component.engine(), &self.standard.engine);
+        Ok(self.backend(metered)?.linker.instantiate_pre(component)?)
     }
 
     /// Runs `body` against a fresh instance of `plugin`, under the plugin's
@@ -209,8 +241,13 @@ impl Runtime {
             Ok(sandbox) => sandbox,
             Err(error) => return (Err(CallFailure::Unavailable(format!("{error:#}"))), timings),
         };
-        let mut store = Store::new(&self.engine, sandbox);
+        let mut store = Store::new(plugin.pre.engine(), sandbox);
         store.limiter(|sandbox| &mut sandbox.limiter);
+        if let Some(fuel) = limits.fuel {
+            store
+                .set_fuel(fuel)
+                .expect("metered plugins run on the fuel-counting engine");
+        }
         store.set_epoch_deadline(1);
         store.epoch_deadline_async_yield_and_update(1);
         timings.setup = started.elapsed();
@@ -251,6 +288,9 @@ impl Runtime {
                 Ok(value)
             }
             Ok(Err(_)) if sandbox.limiter.exceeded => Err(CallFailure::MemoryLimit(limits.memory)),
+            Ok(Err(error)) if is_out_of_fuel(&error) => {
+                Err(CallFailure::FuelExhausted(limits.fuel.unwrap_or_default()))
+            }
             Ok(Err(error)) => Err(CallFailure::Trap {
                 message: trap_message(&error),
                 stderr_tail: sandbox.stderr.crash_summary(),
@@ -261,12 +301,17 @@ impl Runtime {
     }
 }
 
+fn is_out_of_fuel(error: &wasmtime::Error) -> bool {
+    error.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel)
+}
+
 fn take_denials(sandbox: &Sandbox) -> Vec<String> {
     std::mem::take(&mut *sandbox.denials.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
-fn engine_config(pooling: bool) -> Config {
+fn engine_config(pooling: bool, fuel: bool) -> Config {
     let mut config = Config::new();
+    config.consume_fuel(fuel);
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     // Hot paths compile once per plugin version; optimise them fully.

@@ -40,6 +40,9 @@ pub enum GuestEvent {
 /// a plugin that floods progress must not grow the host's memory.
 pub const EVENT_BACKLOG: usize = 64;
 
+/// The most random bytes one call to `wasi:random` may ask for.
+const MAX_RANDOM_BYTES: u64 = 1 << 20;
+
 /// The longest log message or progress message kept from a guest.
 const MAX_MESSAGE_BYTES: usize = 4096;
 
@@ -137,7 +140,11 @@ impl Sandbox {
         let denials = Denials::default();
         let grants = &policy.grants;
         let mut wasi = WasiCtx::builder();
-        wasi.stdout(stdout.clone()).stderr(stderr.clone()).envs(&grants.env);
+        wasi.stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .envs(&grants.env)
+            // Bounds what one `get-random-bytes` call makes the host allocate.
+            .max_random_size(MAX_RANDOM_BYTES);
         for mount in &grants.mounts {
             let perms = match mount.access {
                 Access::ReadOnly => FsPerms::ReadOnly,
