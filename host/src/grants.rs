@@ -80,11 +80,23 @@ pub struct HttpRule {
 }
 
 /// Outgoing `wasi:http` requests.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HttpGrant {
     pub rules: Vec<HttpRule>,
     /// The most response-body bytes one request may read.
     pub max_response: u64,
+}
+
+/// The largest response body an outgoing request may read, by default.
+pub const DEFAULT_MAX_RESPONSE: u64 = 16 << 20;
+
+impl Default for HttpGrant {
+    fn default() -> Self {
+        Self {
+            rules: Vec::new(),
+            max_response: DEFAULT_MAX_RESPONSE,
+        }
+    }
 }
 
 /// Raw sockets: exact addresses, resolved when the plugin loads.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::grants::{Access, Grants, HttpGrant, HttpRule, Mount, SocketGrant};
+use crate::grants::{Access, DEFAULT_MAX_RESPONSE, Grants, HttpGrant, HttpRule, Mount, SocketGrant};
 
 /// Per-plugin limits, with the defaults a bare component gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,9 +55,6 @@ pub struct Manifest {
     pub limits: Limits,
     pub grants: Grants,
 }
-
-/// The largest response body an outgoing request may read, by default.
-pub const DEFAULT_MAX_RESPONSE: u64 = 16 << 20;
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
