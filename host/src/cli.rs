@@ -49,6 +49,61 @@ pub struct ServeArgs {
     /// Log more (repeat for even more). `RUST_LOG` overrides this.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
+
+    /// Serve Streamable HTTP at this address (e.g. 127.0.0.1:8080), endpoint `/mcp`,
+    /// instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+
+    /// With --http, serve stdio as well (one catalog, one audit log).
+    #[arg(long, requires = "http")]
+    pub stdio: bool,
+
+    /// HTTP: read the bearer token clients must present from this file.
+    #[arg(long, value_name = "FILE", requires = "http", conflicts_with = "token_env")]
+    pub token_file: Option<PathBuf>,
+
+    /// HTTP: read the bearer token from this environment variable.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub token_env: Option<String>,
+
+    /// HTTP: allow listening on a non-loopback address without a token. Only for
+    /// deployments where something in front of Warden authenticates every client.
+    #[arg(long, requires = "http")]
+    pub insecure_no_auth: bool,
+
+    /// HTTP: a `Host` to accept besides localhost, 127.0.0.1 and ::1 (repeatable).
+    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+    pub allowed_hosts: Vec<String>,
+
+    /// HTTP: a browser `Origin` to accept besides loopback ones, e.g.
+    /// `https://app.example.com:443` (repeatable).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    pub allowed_origins: Vec<String>,
+
+    /// HTTP: the largest request body accepted.
+    #[arg(long, value_name = "SIZE", default_value = "4 MiB", value_parser = parse_size)]
+    pub max_body: u64,
+
+    /// HTTP: requests served at once; more get 503.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_concurrent_requests: usize,
+
+    /// HTTP: how often idle SSE streams get a keep-alive.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
+    pub sse_keep_alive: std::time::Duration,
+
+    /// On SIGTERM or Ctrl-C, how long calls in flight may take to finish.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub shutdown_grace: std::time::Duration,
+}
+
+fn parse_size(text: &str) -> Result<u64, String> {
+    crate::manifest::parse_size(text).map_err(|e| format!("{e:#}"))
+}
+
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    crate::manifest::parse_duration(text).map_err(|e| format!("{e:#}"))
 }
 
 impl Cli {

@@ -13,6 +13,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::content::{self, ContentError};
+use super::in_flight::InFlight;
 use super::pagination;
 use crate::audit::{self, AuditLog, Outcome};
 use crate::catalog::CatalogHandle;
@@ -24,6 +25,7 @@ pub struct Shared {
     pub catalog: CatalogHandle,
     pub runtime: Arc<Runtime>,
     pub audit: Option<AuditLog>,
+    pub in_flight: InFlight,
 }
 
 /// The MCP server; cheap to clone, one per connection.
@@ -70,6 +72,13 @@ impl Audit<'_> {
             });
         }
     }
+}
+
+/// Cache hints (`ttlMs`, `cacheScope`) exist on the 2026-07-28 wire only.
+fn is_2026(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
 }
 
 fn error_result(text: String) -> CallToolResult {
@@ -128,15 +137,16 @@ impl ServerHandler for WardenServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let catalog = self.shared.catalog.snapshot();
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let (range, next) = pagination::page(cursor, catalog.tools().len())?;
         let tools = catalog.tools()[range].iter().map(|t| t.decl().tool.clone()).collect();
-        let mut result = ListToolsResult::with_all_items(tools)
-            .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public);
+        let mut result = ListToolsResult::with_all_items(tools);
+        if is_2026(&context) {
+            result = result.with_ttl_ms(LIST_TTL_MS).with_cache_scope(CacheScope::Public);
+        }
         result.next_cursor = next;
         Ok(result)
     }
@@ -156,6 +166,7 @@ impl ServerHandler for WardenServer {
                 Some(serde_json::json!({ "name": request.name })),
             ));
         };
+        let _running = self.shared.in_flight.enter();
         let decl = entry.decl();
         let plugin = &entry.plugin;
         let arguments = Value::Object(request.arguments.unwrap_or_default());

@@ -3,6 +3,8 @@
 
 mod content;
 mod handler;
+mod in_flight;
 mod pagination;
 
 pub use handler::{Shared, WardenServer};
+pub use in_flight::InFlight;

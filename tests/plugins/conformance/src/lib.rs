@@ -1,6 +1,7 @@
 //! The fixtures the official MCP conformance suite (`@modelcontextprotocol/conformance`, 0.1.16
 //! for the 2025-11-25 wire and 0.2.0-alpha for 2026-07-28) expects a server to expose, with the
-//! exact names and texts its checks compare. See `/work/shared/conformance-fixtures.md`.
+//! exact names and texts its checks compare (from the suite's `src/scenarios/server/*.ts` and
+//! its reference `examples/servers/typescript/everything-server.ts`).
 //!
 //! Skipped, because a plugin cannot implement them through `warden:plugin@0.1.0`:
 //!

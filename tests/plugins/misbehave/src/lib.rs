@@ -117,6 +117,17 @@ impl Guest for Misbehave {
                 }),
                 None,
             ),
+            tool(
+                "sleep",
+                "Sleeps `ms` milliseconds (through the WASI clock), then returns \"slept\".",
+                json!({
+                    "type": "object",
+                    "properties": { "ms": { "type": "integer", "minimum": 0 } },
+                    "required": ["ms"],
+                    "additionalProperties": false
+                }),
+                None,
+            ),
         ]
     }
 
@@ -177,6 +188,14 @@ impl Guest for Misbehave {
                     return Err(Error::InvalidArguments("`bytes` must be a non-negative integer".into()));
                 };
                 Ok(text("x".repeat(bytes as usize)))
+            }
+            "sleep" => {
+                let args = arguments(&raw)?;
+                let Some(ms) = args.get("ms").and_then(Value::as_u64) else {
+                    return Err(Error::InvalidArguments("`ms` must be a non-negative integer".into()));
+                };
+                std::thread::sleep(Duration::from_millis(ms));
+                Ok(text("slept"))
             }
             _ => Err(Error::NotFound(name)),
         }

@@ -1,0 +1,278 @@
+//! The Streamable HTTP transport: rmcp's `StreamableHttpService` at `/mcp`
+//! inside an axum router, with the layers a shared server needs — bearer
+//! authentication, a cap on concurrent requests, and health endpoints.
+//!
+//! Host and Origin validation (against DNS rebinding) and the body-size cap
+//! are rmcp's, configured here: rmcp leaves Origin validation off by default.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http_body::Frame;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::{Shared, WardenServer};
+
+/// How the HTTP endpoint is exposed.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// The bearer token clients must present; `None` serves without auth,
+    /// which is allowed on loopback only (or with `insecure_no_auth`).
+    pub token: Option<String>,
+    pub insecure_no_auth: bool,
+    /// `Host` values accepted, besides the loopback defaults.
+    pub allowed_hosts: Vec<String>,
+    /// Browser `Origin`s accepted, besides loopback origins.
+    pub allowed_origins: Vec<String>,
+    pub max_body_bytes: usize,
+    pub max_concurrent_requests: usize,
+    pub sse_keep_alive: Duration,
+    /// How long in-flight calls may take to finish after a shutdown signal.
+    pub shutdown_grace: Duration,
+}
+
+impl HttpOptions {
+    /// Refuses configurations that would expose tools to the network
+    /// without authentication.
+    pub fn check(&self) -> Result<()> {
+        if self.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            bail!("the auth token is empty; put a long random string in the token file or variable");
+        }
+        if !self.addr.ip().is_loopback() && self.token.is_none() && !self.insecure_no_auth {
+            bail!(
+                "refusing to listen on {} without authentication: anyone who can reach it could run \
+                 your tools. Give a token with --token-file or --token-env, listen on 127.0.0.1, or \
+                 pass --insecure-no-auth if something else in front of Warden authenticates clients",
+                self.addr
+            );
+        }
+        Ok(())
+    }
+}
+
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+/// Serves MCP over HTTP until `shutdown` resolves, then drains: no new
+/// connections, in-flight tool calls get `shutdown_grace` to finish.
+pub async fn serve(
+    shared: Arc<Shared>,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    options.check()?;
+    let listener = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", options.addr))?;
+    let local = listener.local_addr()?;
+    let sessions = CancellationToken::new();
+    let router = router(shared.clone(), &options, sessions.clone());
+    let auth = if options.token.is_some() {
+        "bearer token required"
+    } else {
+        "no authentication"
+    };
+    tracing::info!("serving MCP over HTTP at http://{local}/mcp ({auth})");
+
+    let draining = CancellationToken::new();
+    let drain = draining.clone();
+    let grace = options.shutdown_grace;
+    let in_flight = shared.in_flight.clone();
+    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+        shutdown.await;
+        tracing::info!("shutting down: no new connections; waiting up to {grace:?} for calls in flight");
+        drain.cancel();
+    });
+    let server = tokio::spawn(async move { server.await });
+    draining.cancelled().await;
+    if tokio::time::timeout(grace, in_flight.idle()).await.is_err() {
+        tracing::warn!("calls still running after the {grace:?} grace period are abandoned");
+    }
+    // Ends the sessions' streams (SSE GETs would otherwise keep their
+    // connections, and the server, open forever).
+    sessions.cancel();
+    match tokio::time::timeout(Duration::from_secs(5), server).await {
+        Ok(joined) => joined
+            .context("the HTTP server task failed")?
+            .context("the HTTP server failed")?,
+        Err(_) => tracing::warn!("some connections did not close in time; exiting anyway"),
+    }
+    Ok(())
+}
+
+fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToken) -> Router {
+    let hosts: Vec<String> = LOOPBACK_HOSTS
+        .iter()
+        .map(|h| h.to_string())
+        .chain(options.allowed_hosts.iter().cloned())
+        .collect();
+    let origins: Vec<String> = LOOPBACK_ORIGINS
+        .iter()
+        .map(|o| o.to_string())
+        .chain(options.allowed_origins.iter().cloned())
+        .collect();
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_sse_keep_alive(Some(options.sse_keep_alive))
+        .with_cancellation_token(sessions);
+    let factory_shared = shared.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(WardenServer::new(factory_shared.clone())),
+        LocalSessionManager::default().into(),
+        config,
+    );
+    let gate = Arc::new(Gate {
+        token_digest: options.token.as_deref().map(digest),
+        requests: Arc::new(Semaphore::new(options.max_concurrent_requests)),
+    });
+    let mcp_routes = Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(gate, admit));
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready))
+        .with_state(shared)
+        .merge(mcp_routes)
+}
+
+/// Ready once the plugins folder has been loaded (the listener opens only
+/// after that); reports what is served.
+async fn ready(State(shared): State<Arc<Shared>>) -> Response {
+    let catalog = shared.catalog.snapshot();
+    let body = format!(
+        "{{\"plugins\":{},\"tools\":{}}}\n",
+        catalog.plugins().len(),
+        catalog.tools().len()
+    );
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+struct Gate {
+    /// The token's sha256: comparing fixed-length digests in constant time
+    /// leaks neither the token nor its length.
+    token_digest: Option<[u8; 32]>,
+    requests: Arc<Semaphore>,
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.trim().as_bytes()).into()
+}
+
+/// Authentication, then the concurrent-request cap. A request's permit is
+/// held until its response body (an SSE stream, say) is finished or dropped,
+/// so a vanished client frees its slot.
+async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    if let Some(expected) = &gate.token_digest {
+        let presented = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(digest);
+        let valid = presented.is_some_and(|p| bool::from(p.ct_eq(expected)));
+        if !valid {
+            let mut response = (StatusCode::UNAUTHORIZED, "a valid bearer token is required\n").into_response();
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"warden\""),
+            );
+            return response;
+        }
+    }
+    let Ok(permit) = gate.requests.clone().try_acquire_owned() else {
+        let mut response = (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many concurrent requests; retry shortly\n",
+        )
+            .into_response();
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
+    };
+    let response = next.run(request).await;
+    response.map(|body| {
+        Body::new(PermitBody {
+            inner: body,
+            _permit: permit,
+        })
+    })
+}
+
+/// A response body that holds a concurrency permit until it is dropped.
+struct PermitBody {
+    inner: Body,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl http_body::Body for PermitBody {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(addr: &str, token: Option<&str>, insecure: bool) -> HttpOptions {
+        HttpOptions {
+            addr: addr.parse().unwrap(),
+            token: token.map(str::to_string),
+            insecure_no_auth: insecure,
+            allowed_hosts: vec![],
+            allowed_origins: vec![],
+            max_body_bytes: 1 << 20,
+            max_concurrent_requests: 8,
+            sse_keep_alive: Duration::from_secs(15),
+            shutdown_grace: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn non_loopback_needs_a_token_or_the_loud_flag() {
+        assert!(options("127.0.0.1:0", None, false).check().is_ok());
+        assert!(options("[::1]:0", None, false).check().is_ok());
+        let refused = options("0.0.0.0:8080", None, false).check().unwrap_err().to_string();
+        assert!(
+            refused.contains("refusing to listen on 0.0.0.0:8080 without authentication"),
+            "{refused}"
+        );
+        assert!(options("0.0.0.0:8080", Some("s3cret-token"), false).check().is_ok());
+        assert!(options("0.0.0.0:8080", None, true).check().is_ok());
+        assert!(options("127.0.0.1:0", Some("  "), false).check().is_err());
+    }
+}

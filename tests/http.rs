@@ -1,0 +1,363 @@
+//! The Streamable HTTP transport: the real binary on 127.0.0.1, rmcp's HTTP
+//! client in both protocol eras, and raw requests for the edges.
+
+mod support;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, ClientRequest, ProtocolVersion, Request};
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use support::{ERAS, Era, PluginDir, Recorder};
+
+const TOKEN: &str = "correct-horse-battery-staple";
+
+/// A running `warden serve --http 127.0.0.1:0 …`, its address read from its log.
+struct HttpWarden {
+    child: tokio::process::Child,
+    url: String,
+    log: tempfile::NamedTempFile,
+}
+
+impl HttpWarden {
+    async fn start(dir: &std::path::Path, extra: &[&str]) -> Self {
+        Self::start_with(dir, extra, Stdio::null()).await
+    }
+
+    async fn start_with(dir: &std::path::Path, extra: &[&str], stdin: Stdio) -> Self {
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let child = support::warden()
+            .args(["serve", "--http", "127.0.0.1:0", "--plugins"])
+            .arg(dir)
+            .args(extra)
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log.reopen().unwrap()))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(log.path()).unwrap();
+            if let Some(at) = text.find("serving MCP over HTTP at ") {
+                let url = text[at + "serving MCP over HTTP at ".len()..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap();
+                return Self {
+                    child,
+                    url: url.to_string(),
+                    log,
+                };
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "warden did not start:\n{text}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap()
+    }
+
+    async fn client(&self, era: Era, token: Option<&str>) -> RunningService<RoleClient, Recorder> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
+        if let Some(token) = token {
+            config = config.auth_header(token);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let lifecycle = match era {
+            Era::Handshake => ClientLifecycleMode::Initialize,
+            Era::Stateless => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        };
+        Recorder::default()
+            .serve_with_lifecycle(transport, lifecycle)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect over HTTP ({era:?}): {e}\n{}", self.log()))
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Recorder>,
+    tool: &str,
+    arguments: Value,
+) -> rmcp::model::CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        unreachable!()
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+        .await
+        .unwrap()
+}
+
+fn initialize_body() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string()
+}
+
+fn raw_post(url: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+}
+
+#[tokio::test]
+async fn lists_and_calls_in_both_eras_with_two_clients_at_once() {
+    let dir = PluginDir::with(&["text", "misbehave"]);
+    let warden = HttpWarden::start(dir.path(), &[]).await;
+    for era in ERAS {
+        let (first, second) = tokio::join!(warden.client(era, None), warden.client(era, None));
+        let (a, b) = tokio::join!(
+            call(&first, "text_stats", json!({"text": "one two three"})),
+            call(&second, "echo", json!({"text": "from the second client"}))
+        );
+        assert_eq!(a.structured_content.unwrap()["words"], 3, "{era:?}");
+        assert_eq!(support::text(&b), "from the second client");
+        let tools = first.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "text_stats") && tools.iter().any(|t| t.name == "echo"));
+        first.cancel().await.unwrap();
+        second.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn health_and_readiness() {
+    let dir = PluginDir::with(&["text"]);
+    let warden = HttpWarden::start(dir.path(), &[]).await;
+    let base = warden.url.trim_end_matches("/mcp");
+    let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
+    assert_eq!(health.status(), 200);
+    let ready: Value = reqwest::get(format!("{base}/readyz"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready, json!({"plugins": 1, "tools": 3}));
+}
+
+#[tokio::test]
+async fn tokens_are_required_and_never_logged() {
+    let dir = PluginDir::with(&["text"]);
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let warden = HttpWarden::start(dir.path(), &["--token-file", token_file.to_str().unwrap(), "-vv"]).await;
+
+    let missing = raw_post(&warden.url).body(initialize_body()).send().await.unwrap();
+    assert_eq!(missing.status(), 401);
+    assert_eq!(missing.headers()["www-authenticate"], "Bearer realm=\"warden\"");
+    let wrong = raw_post(&warden.url)
+        .bearer_auth("guess")
+        .body(initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let almost = raw_post(&warden.url)
+        .bearer_auth(&TOKEN[..TOKEN.len() - 1])
+        .body(initialize_body())
+        .send()
+        .await;
+    assert_eq!(almost.unwrap().status(), 401);
+
+    for era in ERAS {
+        let client = warden.client(era, Some(TOKEN)).await;
+        let result = call(&client, "slugify", json!({"text": "Hello Token"})).await;
+        assert_eq!(support::text(&result), "hello-token");
+        client.cancel().await.unwrap();
+    }
+    assert!(!warden.log().contains(TOKEN), "the token must never reach the log");
+}
+
+#[tokio::test]
+async fn foreign_origins_and_hosts_are_forbidden_and_big_bodies_refused() {
+    let dir = PluginDir::with(&["text"]);
+    let warden = HttpWarden::start(dir.path(), &["--max-body", "64 KiB"]).await;
+    let evil_origin = raw_post(&warden.url)
+        .header("origin", "http://evil.example.com")
+        .body(initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(evil_origin.status(), 403);
+    let evil_host = raw_post(&warden.url)
+        .header("host", "evil.example.com")
+        .header("origin", "http://evil.example.com")
+        .body(initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(evil_host.status(), 403);
+    let local_origin = raw_post(&warden.url)
+        .header("origin", "http://localhost:5173")
+        .body(initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(local_origin.status(), 200);
+
+    let huge = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "text_stats", "arguments": {"text": "x".repeat(100_000)}}});
+    let too_big = raw_post(&warden.url).body(huge.to_string()).send().await.unwrap();
+    assert_eq!(too_big.status(), 413);
+
+    // Still serving.
+    let client = warden.client(Era::Handshake, None).await;
+    assert_eq!(
+        support::text(&call(&client, "slugify", json!({"text": "A B"})).await),
+        "a-b"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn refuses_a_public_address_without_authentication() {
+    let dir = PluginDir::with(&["text"]);
+    let output = support::warden()
+        .args(["serve", "--http", "0.0.0.0:0", "--plugins"])
+        .arg(dir.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0:0 without authentication"),
+        "{stderr}"
+    );
+}
+
+/// CPU time (user + system) the process has used, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[tokio::test]
+async fn a_cancelled_call_stops_running_and_the_server_stays_healthy() {
+    let dir = PluginDir::with(&["misbehave"]);
+    let audit = dir.path().join("audit.jsonl");
+    let warden = HttpWarden::start(dir.path(), &["--audit-log", audit.to_str().unwrap()]).await;
+    for era in ERAS {
+        let client = warden.client(era, None).await;
+        let request = ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("spin")));
+        let handle = client
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::default())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let busy = cpu_ticks(warden.pid());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(cpu_ticks(warden.pid()) > busy, "the plugin is spinning");
+        handle.cancel(Some("the user changed their mind".into())).await.unwrap();
+        // The instance is dropped within the cancellation grace; then the CPU goes quiet.
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let before = cpu_ticks(warden.pid());
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let used = cpu_ticks(warden.pid()) - before;
+        assert!(
+            used < 30,
+            "{era:?}: still burning CPU after cancellation ({used} ticks in 1 s)"
+        );
+        let echoed = call(&client, "echo", json!({"text": "alive"})).await;
+        assert_eq!(support::text(&echoed), "alive");
+        client.cancel().await.unwrap();
+    }
+    let outcomes: Vec<String> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["outcome"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(outcomes, ["cancelled", "ok", "cancelled", "ok"]);
+}
+
+#[tokio::test]
+async fn graceful_shutdown_lets_calls_in_flight_finish() {
+    let dir = PluginDir::with(&["misbehave"]);
+    let mut warden = HttpWarden::start(dir.path(), &[]).await;
+    let client = warden.client(Era::Handshake, None).await;
+    let pid = warden.pid() as i32;
+    let slow = call(&client, "sleep", json!({"ms": 1500}));
+    let signal = async {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        // SAFETY: sending a signal to our own child process.
+        assert_eq!(unsafe { libc_kill(pid, 15) }, 0);
+    };
+    let (result, ()) = tokio::join!(slow, signal);
+    assert_eq!(support::text(&result), "slept");
+    let status = tokio::time::timeout(Duration::from_secs(20), warden.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status:?}\n{}", warden.log());
+    // No new connections after the signal.
+    assert!(reqwest::get(warden.url.replace("/mcp", "/healthz")).await.is_err());
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, signal: i32) -> i32;
+}
+
+#[tokio::test]
+async fn stdio_and_http_together_serve_the_same_catalog() {
+    let dir = PluginDir::with(&["text", "clock"]);
+    let mut warden = HttpWarden::start_with(dir.path(), &["--stdio"], Stdio::piped()).await;
+    let http = warden.client(Era::Stateless, None).await;
+    let stdin = warden.child.stdin.take().unwrap();
+    let stdout = warden.child.stdout.take().unwrap();
+    let stdio = Recorder::default().serve((stdout, stdin)).await.unwrap();
+    let mut over_http: Vec<String> = http
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let mut over_stdio: Vec<String> = stdio
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    over_http.sort();
+    over_stdio.sort();
+    assert_eq!(over_http, over_stdio);
+    assert_eq!(over_http.len(), 7);
+    let a = call(&http, "weekday", json!({"date": "2000-01-01"})).await;
+    let b = call(&stdio, "weekday", json!({"date": "2000-01-01"})).await;
+    assert_eq!(a.structured_content, b.structured_content);
+    stdio.cancel().await.unwrap();
+    // The HTTP side keeps serving after the stdio client leaves.
+    assert_eq!(
+        call(&http, "weekday", json!({"date": "2000-01-02"}))
+            .await
+            .structured_content
+            .unwrap()["weekday"],
+        "Sunday"
+    );
+    http.cancel().await.unwrap();
+}
