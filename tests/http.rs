@@ -297,7 +297,9 @@ async fn a_cancelled_call_stops_running_and_the_server_stays_healthy() {
 async fn graceful_shutdown_lets_calls_in_flight_finish() {
     let dir = PluginDir::with(&["misbehave"]);
     let mut warden = HttpWarden::start(dir.path(), &[]).await;
-    let client = warden.client(Era::Handshake, None).await;
+    // The stateless wire: no session GET stream whose reconnection attempts
+    // would outlive the server.
+    let client = warden.client(Era::Stateless, None).await;
     let pid = warden.pid() as i32;
     let slow = call(&client, "sleep", json!({"ms": 1500}));
     let signal = async {
@@ -305,7 +307,9 @@ async fn graceful_shutdown_lets_calls_in_flight_finish() {
         // SAFETY: sending a signal to our own child process.
         assert_eq!(unsafe { libc_kill(pid, 15) }, 0);
     };
-    let (result, ()) = tokio::join!(slow, signal);
+    let (result, ()) = tokio::time::timeout(Duration::from_secs(30), async { tokio::join!(slow, signal) })
+        .await
+        .unwrap_or_else(|_| panic!("the call did not finish:\n{}", warden.log()));
     assert_eq!(support::text(&result), "slept");
     let status = tokio::time::timeout(Duration::from_secs(20), warden.child.wait())
         .await

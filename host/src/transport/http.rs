@@ -82,7 +82,12 @@ pub async fn serve(
         .with_context(|| format!("cannot listen on {}", options.addr))?;
     let local = listener.local_addr()?;
     let sessions = CancellationToken::new();
-    let router = router(shared.clone(), &options, sessions.clone());
+    let gate = Arc::new(Gate {
+        token_digest: options.token.as_deref().map(digest),
+        requests: Arc::new(Semaphore::new(options.max_concurrent_requests)),
+        draining: CancellationToken::new(),
+    });
+    let router = router(shared.clone(), &options, sessions.clone(), gate.clone());
     let auth = if options.token.is_some() {
         "bearer token required"
     } else {
@@ -90,22 +95,23 @@ pub async fn serve(
     };
     tracing::info!("serving MCP over HTTP at http://{local}/mcp ({auth})");
 
-    let draining = CancellationToken::new();
-    let drain = draining.clone();
-    let grace = options.shutdown_grace;
-    let in_flight = shared.in_flight.clone();
-    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
-        shutdown.await;
-        tracing::info!("shutting down: no new connections; waiting up to {grace:?} for calls in flight");
-        drain.cancel();
-    });
+    let draining = gate.draining.clone();
+    let stop = CancellationToken::new();
+    let server = axum::serve(listener, router).with_graceful_shutdown(stop.clone().cancelled_owned());
     let server = tokio::spawn(async move { server.await });
-    draining.cancelled().await;
-    if tokio::time::timeout(grace, in_flight.idle()).await.is_err() {
+
+    shutdown.await;
+    let grace = options.shutdown_grace;
+    tracing::info!("shutting down: refusing new requests; waiting up to {grace:?} for calls in flight");
+    draining.cancel();
+    if tokio::time::timeout(grace, shared.in_flight.idle()).await.is_err() {
         tracing::warn!("calls still running after the {grace:?} grace period are abandoned");
     }
-    // Ends the sessions' streams (SSE GETs would otherwise keep their
-    // connections, and the server, open forever).
+    // A call's guard drops when its handler returns, a moment before its
+    // response is written: let the last responses flush before connections
+    // and sessions (whose SSE streams would otherwise stay open) are closed.
+    tokio::time::sleep(RESPONSE_FLUSH).await;
+    stop.cancel();
     sessions.cancel();
     match tokio::time::timeout(Duration::from_secs(5), server).await {
         Ok(joined) => joined
@@ -116,7 +122,10 @@ pub async fn serve(
     Ok(())
 }
 
-fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToken) -> Router {
+/// How long the last responses get to be written during shutdown.
+const RESPONSE_FLUSH: Duration = Duration::from_millis(250);
+
+fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToken, gate: Arc<Gate>) -> Router {
     let hosts: Vec<String> = LOOPBACK_HOSTS
         .iter()
         .map(|h| h.to_string())
@@ -140,10 +149,6 @@ fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToke
         LocalSessionManager::default().into(),
         config,
     );
-    let gate = Arc::new(Gate {
-        token_digest: options.token.as_deref().map(digest),
-        requests: Arc::new(Semaphore::new(options.max_concurrent_requests)),
-    });
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(gate, admit));
@@ -171,6 +176,8 @@ struct Gate {
     /// leaks neither the token nor its length.
     token_digest: Option<[u8; 32]>,
     requests: Arc<Semaphore>,
+    /// Set on shutdown: new requests are refused while calls finish.
+    draining: CancellationToken,
 }
 
 fn digest(token: &str) -> [u8; 32] {
@@ -197,6 +204,13 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             );
             return response;
         }
+    }
+    if gate.draining.is_cancelled() {
+        let mut response = (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
     }
     let Ok(permit) = gate.requests.clone().try_acquire_owned() else {
         let mut response = (
