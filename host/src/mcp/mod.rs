@@ -3,6 +3,8 @@
 
 mod content;
 mod handler;
+pub mod notifier;
 mod pagination;
 
 pub use handler::{Shared, WardenServer};
+pub use notifier::{ListChanges, Notifier};
