@@ -119,10 +119,23 @@ async fn a_broken_replacement_keeps_the_previous_version_serving() {
     assert_eq!(server_list_changes(&log), 1, "{log}");
 }
 
-/// The number of catalog swaps that changed the tool list, from the log of
-/// a server started with `-v`.
+/// The number of catalog swaps after startup that changed the tool list,
+/// from the log of a server started with `-v`.
 fn server_list_changes(log: &str) -> usize {
-    log.matches("tools_changed=true").count()
+    let started = log.find("warden::serve: loaded").expect("the startup line is logged");
+    log[started..].matches("tools_changed=true").count()
+}
+
+/// Waits until the reconciler swapped the catalog `n` times after startup
+/// (a server started with `-v`).
+async fn wait_for_swaps(server: &Server, n: usize) {
+    server
+        .wait_until(&format!("{n} catalog swaps"), || {
+            let log = server.log();
+            let started = log.find("warden::serve: loaded")?;
+            (log[started..].matches("catalog swapped").count() >= n).then_some(())
+        })
+        .await
 }
 
 #[tokio::test]
@@ -173,8 +186,9 @@ async fn a_renamed_plugin_is_reloaded_under_its_new_name() {
     let dir = PluginDir::new();
     dir.replace("ver.wasm", bytes("reload-v1"));
     let server = serve(dir.path(), Era::Handshake, &["-v"]).await;
+    server.wait_for_log("warden::serve: loaded").await;
     std::fs::rename(dir.path().join("ver.wasm"), dir.path().join("renamed.wasm")).unwrap();
-    server.wait_for_log("catalog swapped").await;
+    wait_for_swaps(&server, 1).await;
     assert_eq!(version(&server).await, "v1");
     let log = server.stop().await;
     assert!(log.contains("unloaded plugin `ver`"), "{log}");

@@ -180,6 +180,8 @@ impl Reconciler {
                 .cloned(),
         );
 
+        // Taken before unloading, so a renamed plugin keeps its compiled code.
+        let reusable: Vec<Arc<Plugin>> = self.loaded.values().cloned().collect();
         let mut to_load = Vec::new();
         for key in &wanted {
             if let Some(source) = present.remove(key) {
@@ -202,7 +204,6 @@ impl Reconciler {
 
         let mut changed = summary.unloaded > 0;
         if !to_load.is_empty() {
-            let reusable: Vec<Arc<Plugin>> = self.loaded.values().cloned().collect();
             let (keys, sources): (Vec<PluginKey>, Vec<PluginSource>) = to_load.into_iter().unzip();
             let by_component: HashMap<PathBuf, PluginKey> = sources
                 .iter()

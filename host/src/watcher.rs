@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use notify::RecursiveMode;
+use notify::event::{AccessKind, AccessMode, EventKind};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use tokio::sync::mpsc;
 
@@ -39,7 +40,9 @@ pub fn watch(targets: &[(PathBuf, RecursiveMode)], debounce: Duration) -> Result
                 let mut batch = Batch::default();
                 for event in events {
                     batch.rescan |= event.need_rescan();
-                    batch.paths.extend(event.event.paths.iter().cloned());
+                    if changes_content(&event.kind) {
+                        batch.paths.extend(event.event.paths.iter().cloned());
+                    }
                 }
                 batch
             }
@@ -64,6 +67,17 @@ pub fn watch(targets: &[(PathBuf, RecursiveMode)], debounce: Duration) -> Result
             .with_context(|| format!("cannot watch {}", path.display()))?;
     }
     Ok((Watcher { _debouncer: debouncer }, receiver))
+}
+
+/// Whether an event can mean different content. Opening and reading a file
+/// is an event too (inotify reports it), and Warden reads every plugin it
+/// loads: counting reads would make each load trigger another.
+fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
 }
 
 /// One plugin's identity on disk: which plugins folder (an index into the
@@ -189,6 +203,14 @@ mod tests {
             rescan: true,
         };
         assert_eq!(plugin_changes(&roots, &lost).rescan, [0, 1].into());
+    }
+
+    #[test]
+    fn reads_are_not_changes() {
+        assert!(!changes_content(&EventKind::Access(AccessKind::Open(AccessMode::Read))));
+        assert!(!changes_content(&EventKind::Access(AccessKind::Close(AccessMode::Read))));
+        assert!(changes_content(&EventKind::Access(AccessKind::Close(AccessMode::Write))));
+        assert!(changes_content(&EventKind::Remove(notify::event::RemoveKind::File)));
     }
 
     #[tokio::test]
