@@ -111,7 +111,10 @@ async fn editing_the_source_rebuilds_and_hot_reloads_the_tool() {
     assert_eq!(text(&server.call("greet_v1", json!({})).await), "hello from v1");
 
     // Edit → save → the client sees the new tool.
-    save(&crate_dir.path().join("src/lib.rs"), &source("greet_v2", "hello from v2"));
+    save(
+        &crate_dir.path().join("src/lib.rs"),
+        &source("greet_v2", "hello from v2"),
+    );
     let seen = server.wait_for_list_change_within(seen, REBUILD).await;
     assert_eq!(server.tool_names().await, ["greet_v2"]);
     let result = server.call("greet_v2", json!({})).await;
@@ -121,7 +124,9 @@ async fn editing_the_source_rebuilds_and_hot_reloads_the_tool() {
     // A save that does not compile: the last good build keeps serving.
     save(&crate_dir.path().join("src/lib.rs"), "this is not rust");
     server
-        .wait_until_within("a failed build", REBUILD, || server.log().contains("failed in").then_some(()))
+        .wait_until_within("a failed build", REBUILD, || {
+            server.log().contains("failed in").then_some(())
+        })
         .await;
     assert_eq!(text(&server.call("greet_v2", json!({})).await), "hello from v2");
     assert_eq!(server.list_changes(), seen);

@@ -49,7 +49,10 @@ async fn a_plugin_added_while_connected_appears_with_a_notification() {
 
         // A folder plugin, manifest first as a deployer would.
         std::fs::create_dir(dir.path().join("folder")).unwrap();
-        dir.write("folder/plugin.toml", "[environment]\nset = { TOOL_PREFIX = \"folder\" }\n");
+        dir.write(
+            "folder/plugin.toml",
+            "[environment]\nset = { TOOL_PREFIX = \"folder\" }\n",
+        );
         dir.replace("folder/plugin.wasm", bytes("prefixed"));
         server.wait_for_list_change(seen).await;
         let echoed = server.call("folder_echo", json!({"x": 1})).await;
@@ -175,7 +178,10 @@ async fn a_manifest_only_change_reapplies_limits_without_compiling() {
     assert_eq!(text(&big).len(), 4000);
     let log = server.stop().await;
     // Measured, not assumed: the loader reports where the code came from.
-    assert!(log.contains("reloaded plugin `misbehave`") && log.contains("(code: reused;"), "{log}");
+    assert!(
+        log.contains("reloaded plugin `misbehave`") && log.contains("(code: reused;"),
+        "{log}"
+    );
     assert_eq!(log.matches("(code: compiled;").count(), 0, "{log}");
     // The tools did not change, so clients were not told anything.
     assert_eq!(server_list_changes(&log), 0, "{log}");
@@ -192,7 +198,10 @@ async fn a_renamed_plugin_is_reloaded_under_its_new_name() {
     assert_eq!(version(&server).await, "v1");
     let log = server.stop().await;
     assert!(log.contains("unloaded plugin `ver`"), "{log}");
-    assert!(log.contains("loaded plugin `renamed`") && log.contains("(code: reused;"), "{log}");
+    assert!(
+        log.contains("loaded plugin `renamed`") && log.contains("(code: reused;"),
+        "{log}"
+    );
     // Same tools under another plugin name: nothing visible changed.
     assert_eq!(server_list_changes(&log), 0, "{log}");
 }
@@ -305,7 +314,10 @@ async fn list_changed_is_advertised_only_while_watching() {
     let dir = PluginDir::with(&["misbehave"]);
     let watching = serve(dir.path(), Era::Handshake, &[]).await;
     let info = watching.client.peer_info().expect("the handshake happened");
-    assert_eq!(info.capabilities.tools.as_ref().and_then(|t| t.list_changed), Some(true));
+    assert_eq!(
+        info.capabilities.tools.as_ref().and_then(|t| t.list_changed),
+        Some(true)
+    );
     watching.stop().await;
 
     let fixed = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;

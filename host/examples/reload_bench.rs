@@ -240,7 +240,10 @@ async fn main() -> Result<()> {
         put(&many.join(format!("{name}.wasm")), &guests[*name])?;
     }
     for i in 0..STARTUP_PLUGINS - EXAMPLES.len() {
-        put(&many.join(format!("p{i}.wasm")), &unique(&guests["prefixed"], &format!("p{i}")))?;
+        put(
+            &many.join(format!("p{i}.wasm")),
+            &unique(&guests["prefixed"], &format!("p{i}")),
+        )?;
         std::fs::write(
             many.join(format!("p{i}.toml")),
             format!("[environment]\nset = {{ TOOL_PREFIX = \"p{i}\" }}\n"),

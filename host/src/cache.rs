@@ -130,8 +130,8 @@ impl CodeCache {
         let mut entries = Vec::new();
         let mut removed = 0;
         let now = SystemTime::now();
-        for entry in
-            std::fs::read_dir(&self.dir).with_context(|| format!("cannot read the cache folder {}", self.dir.display()))?
+        for entry in std::fs::read_dir(&self.dir)
+            .with_context(|| format!("cannot read the cache folder {}", self.dir.display()))?
         {
             let Ok(entry) = entry else { continue };
             let path = entry.path();

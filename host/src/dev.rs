@@ -135,12 +135,24 @@ impl Package {
                 .is_some_and(|kinds| kinds.iter().any(|k| k == "cdylib"))
         });
         if !has_cdylib {
-            bail!("{} builds no cdylib; a plugin crate needs `[lib] crate-type = [\"cdylib\"]`", manifest.display());
+            bail!(
+                "{} builds no cdylib; a plugin crate needs `[lib] crate-type = [\"cdylib\"]`",
+                manifest.display()
+            );
         }
-        let name = package["name"].as_str().context("a package without a name")?.to_string();
+        let name = package["name"]
+            .as_str()
+            .context("a package without a name")?
+            .to_string();
         let plugin_name: String = name
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(crate::naming::MAX_NAME_LEN)
             .collect();
         Ok(Self {

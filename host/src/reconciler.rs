@@ -81,9 +81,8 @@ impl Reconciler {
     /// that cannot be read is an error.
     pub async fn load_all(&mut self) -> Result<Summary> {
         for root in &self.roots {
-            std::fs::read_dir(root).map_err(|e| {
-                anyhow::anyhow!("cannot read the plugins folder {}: {e}", root.display())
-            })?;
+            std::fs::read_dir(root)
+                .map_err(|e| anyhow::anyhow!("cannot read the plugins folder {}: {e}", root.display()))?;
         }
         let changes = PluginChanges {
             keys: BTreeSet::new(),
@@ -131,15 +130,18 @@ impl Reconciler {
                     for source in sources {
                         let key = key_of(root, dir, &source.component);
                         if let Some(other) = present.get(&key) {
-                            broken.insert(key, LoadError {
-                                path: source.component.clone(),
-                                error: anyhow::anyhow!(
-                                    "both {} and {} claim the plugin `{}`; remove one",
-                                    other.component.display(),
-                                    source.component.display(),
-                                    key_stem(&source.component, dir)
-                                ),
-                            });
+                            broken.insert(
+                                key,
+                                LoadError {
+                                    path: source.component.clone(),
+                                    error: anyhow::anyhow!(
+                                        "both {} and {} claim the plugin `{}`; remove one",
+                                        other.component.display(),
+                                        source.component.display(),
+                                        key_stem(&source.component, dir)
+                                    ),
+                                },
+                            );
                         } else {
                             present.insert(key, source);
                         }
@@ -216,7 +218,11 @@ impl Reconciler {
                         let key = by_component[&source.component].clone();
                         summary.loaded += 1;
                         summary.count(plugin.code);
-                        let verb = if self.loaded.contains_key(&key) { "reloaded" } else { "loaded" };
+                        let verb = if self.loaded.contains_key(&key) {
+                            "reloaded"
+                        } else {
+                            "loaded"
+                        };
                         tracing::info!(
                             "{verb} plugin `{}` from {} (code: {}; {} tools)",
                             plugin.name,

@@ -82,7 +82,11 @@ impl Host {
             elapsed_ms = started.elapsed().as_millis() as u64,
             watching = config.watch,
             "loaded {}",
-            roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", ")
+            roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         if let Some(cache) = loader.cache().cloned() {
             // Off the critical path: startup does not wait for pruning.

@@ -32,7 +32,10 @@ pub struct Watcher {
 
 /// Starts watching `targets` (each a folder, recursively or not). Batches
 /// arrive on the receiver; it ends when the `Watcher` is dropped.
-pub fn watch(targets: &[(PathBuf, RecursiveMode)], debounce: Duration) -> Result<(Watcher, mpsc::UnboundedReceiver<Batch>)> {
+pub fn watch(
+    targets: &[(PathBuf, RecursiveMode)],
+    debounce: Duration,
+) -> Result<(Watcher, mpsc::UnboundedReceiver<Batch>)> {
     let (sender, receiver) = mpsc::unbounded_channel();
     let mut debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
         let batch = match result {
@@ -126,7 +129,11 @@ pub fn plugin_changes(roots: &[PathBuf], batch: &Batch) -> PluginChanges {
             } else {
                 // Anything else may be a folder plugin appearing or going;
                 // the reconciler finds out which.
-                Some(name.strip_suffix(".wasm").or_else(|| name.strip_suffix(".toml")).unwrap_or(name))
+                Some(
+                    name.strip_suffix(".wasm")
+                        .or_else(|| name.strip_suffix(".toml"))
+                        .unwrap_or(name),
+                )
             };
             if let Some(stem) = stem {
                 changes.keys.insert(PluginKey {
@@ -208,8 +215,12 @@ mod tests {
     #[test]
     fn reads_are_not_changes() {
         assert!(!changes_content(&EventKind::Access(AccessKind::Open(AccessMode::Read))));
-        assert!(!changes_content(&EventKind::Access(AccessKind::Close(AccessMode::Read))));
-        assert!(changes_content(&EventKind::Access(AccessKind::Close(AccessMode::Write))));
+        assert!(!changes_content(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        assert!(changes_content(&EventKind::Access(AccessKind::Close(
+            AccessMode::Write
+        ))));
         assert!(changes_content(&EventKind::Remove(notify::event::RemoveKind::File)));
     }
 

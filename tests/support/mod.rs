@@ -174,7 +174,11 @@ impl Server {
     /// as a handshake-era session records them from its peer.
     async fn listen_for_list_changes(&self) {
         let filter = SubscriptionFilter::builder().tools_list_changed().build();
-        let mut subscription = self.client.listen(filter).await.expect("subscriptions/listen is acknowledged");
+        let mut subscription = self
+            .client
+            .listen(filter)
+            .await
+            .expect("subscriptions/listen is acknowledged");
         let recorder = self.recorder.clone();
         tokio::spawn(async move {
             while let Ok(Some(notification)) = subscription.next().await {
@@ -212,8 +216,10 @@ impl Server {
 
     /// Waits (up to `LONG_WAIT`) until the server's log contains `needle`.
     pub async fn wait_for_log(&self, needle: &str) {
-        self.wait_until(&format!("the log line {needle:?}"), || self.log().contains(needle).then_some(()))
-            .await
+        self.wait_until(&format!("the log line {needle:?}"), || {
+            self.log().contains(needle).then_some(())
+        })
+        .await
     }
 
     /// Polls `check` every 20 ms until it answers, for up to `LONG_WAIT`.
@@ -249,7 +255,10 @@ impl Server {
 /// target folder rather than the user's: tests stay hermetic.
 pub fn warden() -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_warden"));
-    command.env("XDG_CACHE_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("warden-test-cache"));
+    command.env(
+        "XDG_CACHE_HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("warden-test-cache"),
+    );
     command
 }
 

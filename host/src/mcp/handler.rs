@@ -120,15 +120,15 @@ impl ServerHandler for WardenServer {
             tools.list_changed = Some(true);
         }
         ServerConfig::new(capabilities)
-        .with_server_info(
-            Implementation::new("warden", env!("CARGO_PKG_VERSION"))
-                .with_title("Warden")
-                .with_description("Tools from sandboxed WebAssembly plugins"),
-        )
-        .with_instructions(
-            "Tools here run in sandboxed WebAssembly plugins with only the access the operator granted. \
+            .with_server_info(
+                Implementation::new("warden", env!("CARGO_PKG_VERSION"))
+                    .with_title("Warden")
+                    .with_description("Tools from sandboxed WebAssembly plugins"),
+            )
+            .with_instructions(
+                "Tools here run in sandboxed WebAssembly plugins with only the access the operator granted. \
                  A result with isError explains what went wrong; fix the arguments and retry when it says so.",
-        )
+            )
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
