@@ -152,7 +152,7 @@ impl CodeCache {
                 entries.push((modified, path));
             }
         }
-        entries.sort_by(|a, b| b.0.cmp(&a.0));
+        entries.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
         for (_, path) in entries.into_iter().skip(keep) {
             if std::fs::remove_file(&path).is_ok() {
                 removed += 1;
