@@ -37,6 +37,17 @@ pub struct Reconciler {
     orphans: BTreeSet<PathBuf>,
 }
 
+/// What the plugins folders hold, by plugin.
+#[derive(Default)]
+struct Scan {
+    present: BTreeMap<PluginKey, PluginSource>,
+    /// Plugins that cannot even be found whole (a folder plugin without a
+    /// component, two files claiming one name).
+    broken: BTreeMap<PluginKey, LoadError>,
+    /// Folders that could not be read this time.
+    unreadable: BTreeSet<usize>,
+}
+
 /// What one load or reconciliation did, for logs and benchmarks.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Summary {
@@ -112,51 +123,11 @@ impl Reconciler {
     pub async fn apply(&mut self, changes: &PluginChanges) -> Summary {
         let started = Instant::now();
         let mut summary = Summary::default();
-        let mut present: BTreeMap<PluginKey, PluginSource> = BTreeMap::new();
-        let mut broken: BTreeMap<PluginKey, LoadError> = BTreeMap::new();
-        let mut unreadable = BTreeSet::new();
-        for (root, dir) in self.roots.iter().enumerate() {
-            match loader::discover_all(dir) {
-                Ok(Discovered {
-                    sources,
-                    errors,
-                    orphans,
-                }) => {
-                    for orphan in orphans {
-                        if self.orphans.insert(orphan.clone()) {
-                            tracing::warn!("{}: a manifest with no component beside it; ignored", orphan.display());
-                        }
-                    }
-                    for source in sources {
-                        let key = key_of(root, dir, &source.component);
-                        if let Some(other) = present.get(&key) {
-                            broken.insert(
-                                key,
-                                LoadError {
-                                    path: source.component.clone(),
-                                    error: anyhow::anyhow!(
-                                        "both {} and {} claim the plugin `{}`; remove one",
-                                        other.component.display(),
-                                        source.component.display(),
-                                        key_stem(&source.component, dir)
-                                    ),
-                                },
-                            );
-                        } else {
-                            present.insert(key, source);
-                        }
-                    }
-                    for error in errors {
-                        broken.insert(key_of(root, dir, &error.path), error);
-                    }
-                }
-                Err(error) => {
-                    // Keep serving what is loaded: this may be fleeting.
-                    tracing::warn!("{error:#}; keeping the plugins loaded from it");
-                    unreadable.insert(root);
-                }
-            }
-        }
+        let Scan {
+            mut present,
+            mut broken,
+            unreadable,
+        } = self.scan();
 
         // Which plugins to (re)load and which to unload.
         let mut wanted: BTreeSet<PluginKey> = changes
@@ -271,6 +242,54 @@ impl Reconciler {
         );
         self.notifier.notify(visible).await;
         summary
+    }
+
+    /// Lists what every plugins folder holds now.
+    fn scan(&mut self) -> Scan {
+        let mut scan = Scan::default();
+        for (root, dir) in self.roots.iter().enumerate() {
+            match loader::discover_all(dir) {
+                Ok(Discovered {
+                    sources,
+                    errors,
+                    orphans,
+                }) => {
+                    for orphan in orphans {
+                        if self.orphans.insert(orphan.clone()) {
+                            tracing::warn!("{}: a manifest with no component beside it; ignored", orphan.display());
+                        }
+                    }
+                    for source in sources {
+                        let key = key_of(root, dir, &source.component);
+                        if let Some(other) = scan.present.get(&key) {
+                            scan.broken.insert(
+                                key,
+                                LoadError {
+                                    path: source.component.clone(),
+                                    error: anyhow::anyhow!(
+                                        "both {} and {} claim the plugin `{}`; remove one",
+                                        other.component.display(),
+                                        source.component.display(),
+                                        key_stem(&source.component, dir)
+                                    ),
+                                },
+                            );
+                        } else {
+                            scan.present.insert(key, source);
+                        }
+                    }
+                    for error in errors {
+                        scan.broken.insert(key_of(root, dir, &error.path), error);
+                    }
+                }
+                Err(error) => {
+                    // Keep serving what is loaded: this may be fleeting.
+                    tracing::warn!("{error:#}; keeping the plugins loaded from it");
+                    scan.unreadable.insert(root);
+                }
+            }
+        }
+        scan
     }
 
     /// Logs a plugin that failed to load, once per distinct reason.
