@@ -171,8 +171,16 @@ struct Staging {
 impl Staging {
     fn create(name: &str) -> Result<Self> {
         let dir = std::env::temp_dir().join(format!("warden-dev-{}-{name}", std::process::id()));
+        // A leftover of an earlier run with the same process id.
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        // Created fresh, never reused: a folder someone else made under this
+        // name (or a symlink) is refused rather than served from.
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(&dir)
+            .with_context(|| format!("cannot create the staging folder {}", dir.display()))?;
         Ok(Self {
             dir: watcher::canonical(&dir),
         })
