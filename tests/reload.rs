@@ -68,15 +68,34 @@ async fn a_changed_component_is_swapped_in_with_a_notification() {
     dir.replace("ver.wasm", bytes("reload-v1"));
     let server = serve(dir.path(), Era::Handshake, &[]).await;
     assert_eq!(version(&server).await, "v1");
-    assert_eq!(server.tool_names().await, ["version"]);
+    assert_eq!(server.tool_names().await, ["slow_version", "version"]);
 
     dir.replace("ver.wasm", bytes("reload-v2"));
     server.wait_for_list_change(0).await;
-    assert_eq!(server.tool_names().await, ["added_in_v2", "version"]);
+    assert_eq!(server.tool_names().await, ["added_in_v2", "slow_version", "version"]);
     assert_eq!(version(&server).await, "v2");
     assert_eq!(text(&server.call("added_in_v2", json!({})).await), "new in v2");
     let log = server.stop().await;
     assert!(log.contains("reloaded plugin `ver`"), "{log}");
+}
+
+#[tokio::test]
+async fn a_call_in_flight_finishes_on_the_version_it_started_on() {
+    let dir = PluginDir::new();
+    dir.replace("ver.wasm", bytes("reload-v1"));
+    let server = Arc::new(serve(dir.path(), Era::Handshake, &[]).await);
+    let slow = {
+        let server = server.clone();
+        tokio::spawn(async move { server.call("slow_version", json!({"ms": 5000})).await })
+    };
+    // Ample time for the call to reach the server and start on v1.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    dir.replace("ver.wasm", bytes("reload-v2"));
+    server.wait_for_list_change(0).await;
+    assert_eq!(version(&server).await, "v2", "calls after the swap use the new version");
+    let result = slow.await.unwrap();
+    assert!(!is_error(&result), "{result:?}");
+    assert_eq!(text(&result), "v1", "the call in flight finished on the old version");
 }
 
 #[tokio::test]
@@ -278,7 +297,7 @@ async fn a_restart_with_a_warm_cache_compiles_nothing() {
     };
 
     let cold = serve_with_cache(&dir, cache.path(), Era::Handshake).await;
-    assert_eq!(cold.tool_names().await.len(), 12);
+    assert_eq!(cold.tool_names().await.len(), 13);
     let log = cold.stop().await;
     assert!(log.contains("compiled=3 from_cache=0"), "{log}");
     let written = entries();
@@ -296,7 +315,7 @@ async fn a_restart_with_a_warm_cache_compiles_nothing() {
     let good = std::fs::read(&victim).unwrap();
     std::fs::write(&victim, &good[..good.len() / 3]).unwrap();
     let repaired = serve_with_cache(&dir, cache.path(), Era::Handshake).await;
-    assert_eq!(repaired.tool_names().await.len(), 12);
+    assert_eq!(repaired.tool_names().await.len(), 13);
     let log = repaired.stop().await;
     assert!(log.contains("compiled=1 from_cache=2"), "{log}");
     assert!(log.contains("is unusable"), "{log}");
