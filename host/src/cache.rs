@@ -12,6 +12,7 @@
 use std::hash::{Hash, Hasher};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
@@ -188,11 +189,13 @@ fn touch(path: &Path) {
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path.file_name().context("a cache entry without a file name")?;
+    // Unique per process and write: two loaders may store the same entry at once.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     let temporary = path.with_file_name(format!(
-        ".{}.{}.{:?}.tmp",
+        ".{}.{}.{}.tmp",
         name.to_string_lossy(),
         std::process::id(),
-        std::thread::current().id()
+        WRITES.fetch_add(1, Ordering::Relaxed)
     ));
     let written = (|| {
         let mut file = std::fs::File::create(&temporary)?;
