@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 
 use crate::catalog::Catalog;
 use crate::grants::Grants;
-use crate::loader::{self, LoadError, PluginSource};
+use crate::loader::{self, LoadError, Loader, PluginSource};
 use crate::manifest::{Limits, format_size};
 use crate::plugin::Plugin;
 use crate::runtime::Runtime;
@@ -17,10 +17,11 @@ use crate::runtime::Runtime;
 /// Checks a plugins folder, or one plugin (a `.wasm` file or a folder
 /// plugin). Prints a report; returns whether everything is valid.
 pub async fn run(target: &Path) -> Result<bool> {
-    let runtime = Runtime::new()?;
+    // No compiled-code cache: checking must not write to the user's cache.
+    let loader = Loader::new(Runtime::new()?, None);
     let (plugins, mut errors) = if target.is_file() || target.join("plugin.toml").is_file() {
         let source = single_source(target)?;
-        match loader::load(&runtime, &source).await {
+        match loader.load(&source, &[]).await {
             Ok(plugin) => (vec![plugin], Vec::new()),
             Err(error) => (
                 Vec::new(),
@@ -31,7 +32,7 @@ pub async fn run(target: &Path) -> Result<bool> {
             ),
         }
     } else {
-        loader::load_dir(&runtime, target).await?
+        loader.load_dir(target).await?
     };
     let (catalog, rejected) = Catalog::build(plugins.into_iter().map(Arc::new).collect());
     errors.extend(rejected);

@@ -3,19 +3,26 @@
 //! Data flows one way, and the modules follow it:
 //! `transport` → `mcp` (the handler) → `catalog` → `plugin` / `runtime`
 //! (a fresh `Sandbox` per call). Loading: `loader` reads a folder, checks
-//! each `manifest` and the plugin's `declarations`, and builds a catalog.
+//! each `manifest` and the plugin's `declarations`, with compiled code from
+//! the `cache`. While serving, the `watcher` reports changed files and the
+//! `reconciler` reloads them, swaps in a new catalog and notifies clients.
+//! `dev` adds a build of the plugin's crate in front of that loop.
 
 pub mod audit;
+pub mod cache;
 pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod declarations;
+pub mod dev;
 pub mod grants;
 pub mod loader;
 pub mod manifest;
 pub mod mcp;
 pub mod naming;
 pub mod plugin;
+pub mod reconciler;
 pub mod runtime;
 pub mod serve;
 pub mod transport;
+pub mod watcher;

@@ -9,7 +9,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
 
+use crate::cache::{CodeCache, CodeOrigin};
 use crate::declarations;
 use crate::manifest::Manifest;
 use crate::naming;
@@ -47,13 +50,32 @@ impl std::fmt::Display for LoadError {
 
 /// Lists the plugins in `dir`: `name.wasm` (with an optional `name.toml`
 /// beside it) and folders `name/` holding `plugin.toml` and one component.
+/// A manifest with no component beside it is logged and ignored.
 pub fn discover(dir: &Path) -> Result<(Vec<PluginSource>, Vec<LoadError>)> {
+    let found = discover_all(dir)?;
+    for orphan in &found.orphans {
+        tracing::warn!("{}: a manifest with no component beside it; ignored", orphan.display());
+    }
+    Ok((found.sources, found.errors))
+}
+
+/// What a plugins folder holds.
+pub struct Discovered {
+    pub sources: Vec<PluginSource>,
+    pub errors: Vec<LoadError>,
+    /// Manifests with no component beside them.
+    pub orphans: Vec<PathBuf>,
+}
+
+/// Like `discover`, returning orphan manifests instead of logging them.
+pub fn discover_all(dir: &Path) -> Result<Discovered> {
     let entries =
         std::fs::read_dir(dir).with_context(|| format!("cannot read the plugins folder {}", dir.display()))?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     let mut sources = Vec::new();
     let mut errors = Vec::new();
+    let mut orphans = Vec::new();
     for path in paths {
         let Some(file_name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
@@ -84,13 +106,15 @@ pub fn discover(dir: &Path) -> Result<(Vec<PluginSource>, Vec<LoadError>)> {
                     manifest: manifest.is_file().then_some(manifest),
                 });
             }
-            Some("toml") if !path.with_extension("wasm").exists() => {
-                tracing::warn!("{}: a manifest with no component beside it; ignored", path.display());
-            }
+            Some("toml") if !path.with_extension("wasm").exists() => orphans.push(path),
             _ => {}
         }
     }
-    Ok((sources, errors))
+    Ok(Discovered {
+        sources,
+        errors,
+        orphans,
+    })
 }
 
 fn folder_component(dir: &Path) -> Result<PathBuf> {
@@ -109,102 +133,168 @@ fn folder_component(dir: &Path) -> Result<PathBuf> {
     }
 }
 
-/// Loads every plugin in `dir`, compiling them in parallel. Results are in
-/// the folder's (sorted) order.
-pub async fn load_dir(runtime: &Arc<Runtime>, dir: &Path) -> Result<(Vec<Plugin>, Vec<LoadError>)> {
-    let (sources, mut errors) = discover(dir)?;
-    let mut tasks = tokio::task::JoinSet::new();
-    for (index, source) in sources.into_iter().enumerate() {
-        let runtime = runtime.clone();
-        tasks.spawn(async move {
-            let loaded = load(&runtime, &source).await;
-            (index, source, loaded)
-        });
-    }
-    let mut loaded = Vec::new();
-    while let Some(joined) = tasks.join_next().await {
-        let (index, source, result) = joined.context("a plugin loader task panicked")?;
-        match result {
-            Ok(plugin) => loaded.push((index, plugin)),
-            Err(error) => errors.push(LoadError {
-                path: source.component,
-                error,
-            }),
-        }
-    }
-    loaded.sort_by_key(|(index, _)| *index);
-    Ok((loaded.into_iter().map(|(_, p)| p).collect(), errors))
+/// Loads plugins: the one place that turns a plugin's files into a `Plugin`.
+/// Holds the runtime and, when enabled, the compiled-code cache.
+pub struct Loader {
+    runtime: Arc<Runtime>,
+    cache: Option<CodeCache>,
 }
 
-/// Loads one plugin, or says precisely why it cannot be loaded.
-pub async fn load(runtime: &Arc<Runtime>, source: &PluginSource) -> Result<Plugin> {
-    let manifest = match &source.manifest {
-        Some(path) => Manifest::load(path)?,
-        None => Manifest::default(),
-    };
-    let name = manifest.name.clone().unwrap_or_else(|| source.stem.clone());
-    naming::check_plugin_name(&name)
-        .context("the plugin name comes from the file name; rename the file or set `[plugin] name` in its manifest")?;
-    let bytes = std::fs::read(&source.component).context("cannot read the component")?;
-    let sha256 = hex::encode(Sha256::digest(&bytes));
-    if let Some(pin) = &manifest.sha256
-        && *pin != sha256
-    {
-        bail!(
-            "its sha256 is {sha256}, but the manifest pins `plugin.sha256` = {pin}; \
-             the file changed — update the pin only if you trust the new build"
-        );
+impl Loader {
+    pub fn new(runtime: Arc<Runtime>, cache: Option<CodeCache>) -> Arc<Self> {
+        Arc::new(Self { runtime, cache })
     }
-    check_header(&bytes)?;
-    let component = {
-        let runtime = runtime.clone();
-        let metered = manifest.limits.fuel.is_some();
-        tokio::task::spawn_blocking(move || runtime.compile(&bytes, metered))
-            .await
-            .context("the compiler thread panicked")?
-            .map_err(|e| anyhow!("cannot compile the component: {e:#}"))?
-    };
-    check_contract_version(runtime, &component)?;
-    let pre = runtime.prepare(&component).map_err(|e| {
-        anyhow!("it needs an import Warden does not provide ({e:#}); plugins may import only WASI 0.2 and {CONTRACT}'s `host`")
-    })?;
-    let exports = Exports {
-        tools: tools::GuestIndices::new(&pre).ok(),
-        resources: resources::GuestIndices::new(&pre).ok(),
-        prompts: prompts::GuestIndices::new(&pre).ok(),
-        completions: completions::GuestIndices::new(&pre).ok(),
-    };
-    if exports.names().is_empty() {
-        bail!("{}", describe_foreign_exports(runtime, &component));
+
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
     }
-    let manifest_name = crate::plugin::manifest_name(&source.component, source.manifest.as_deref());
-    let prepared = Prepared::new(
-        pre,
-        Policy {
-            limits: manifest.limits.clone(),
-            grants: Arc::new(manifest.grants.clone()),
-            manifest: manifest_name.clone().into(),
-        },
-    );
-    let plugin_name: Arc<str> = name.into();
-    let tools = match &exports.tools {
-        Some(indices) => {
-            let declared = Plugin::list_tools(runtime, &prepared, indices, CallContext::detached(plugin_name.clone()))
-                .await
-                .map_err(|failure| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, "`list-tools`")))?;
-            declarations::tools(declared).context("its `list-tools` answer is malformed")?
+
+    pub fn cache(&self) -> Option<&CodeCache> {
+        self.cache.as_ref()
+    }
+
+    /// Loads every plugin in `dir`, in parallel. Results are in the folder's
+    /// (sorted) order.
+    pub async fn load_dir(self: &Arc<Self>, dir: &Path) -> Result<(Vec<Plugin>, Vec<LoadError>)> {
+        let (sources, mut errors) = discover(dir)?;
+        let (loaded, failed) = self.load_all(sources, &[]).await?;
+        errors.extend(failed.into_iter().map(|(source, error)| LoadError {
+            path: source.component,
+            error,
+        }));
+        Ok((loaded.into_iter().map(|(_, plugin)| plugin).collect(), errors))
+    }
+
+    /// Loads plugins in parallel; each result is paired with its source, in
+    /// the order given. `reusable` plugins lend their compiled code to a
+    /// source with the same bytes (see `load`).
+    pub async fn load_all(
+        self: &Arc<Self>,
+        sources: Vec<PluginSource>,
+        reusable: &[Arc<Plugin>],
+    ) -> Result<(Vec<(PluginSource, Plugin)>, Vec<(PluginSource, anyhow::Error)>)> {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (index, source) in sources.into_iter().enumerate() {
+            let loader = self.clone();
+            let reusable = reusable.to_vec();
+            tasks.spawn(async move {
+                let loaded = loader.load(&source, &reusable).await;
+                (index, source, loaded)
+            });
         }
-        None => Vec::new(),
-    };
-    Ok(Plugin {
-        name: plugin_name,
-        component_path: source.component.clone(),
-        manifest_path: source.manifest.clone(),
-        sha256,
-        prepared,
-        exports,
-        tools,
-    })
+        let mut loaded = Vec::new();
+        let mut failed = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            let (index, source, result) = joined.context("a plugin loader task panicked")?;
+            match result {
+                Ok(plugin) => loaded.push((index, source, plugin)),
+                Err(error) => failed.push((index, source, error)),
+            }
+        }
+        loaded.sort_by_key(|(index, ..)| *index);
+        failed.sort_by_key(|(index, ..)| *index);
+        Ok((
+            loaded.into_iter().map(|(_, s, p)| (s, p)).collect(),
+            failed.into_iter().map(|(_, s, e)| (s, e)).collect(),
+        ))
+    }
+
+    /// Loads one plugin, or says precisely why it cannot be loaded.
+    ///
+    /// When one of `reusable` (typically the version being replaced) has the
+    /// same bytes and runs on the same engine, its compiled code is reused:
+    /// a manifest-only change re-applies grants and limits without compiling.
+    pub async fn load(&self, source: &PluginSource, reusable: &[Arc<Plugin>]) -> Result<Plugin> {
+        let runtime = &self.runtime;
+        let manifest = match &source.manifest {
+            Some(path) => Manifest::load(path)?,
+            None => Manifest::default(),
+        };
+        let name = manifest.name.clone().unwrap_or_else(|| source.stem.clone());
+        naming::check_plugin_name(&name).context(
+            "the plugin name comes from the file name; rename the file or set `[plugin] name` in its manifest",
+        )?;
+        let bytes = std::fs::read(&source.component).context("cannot read the component")?;
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        if let Some(pin) = &manifest.sha256
+            && *pin != sha256
+        {
+            bail!(
+                "its sha256 is {sha256}, but the manifest pins `plugin.sha256` = {pin}; \
+                 the file changed — update the pin only if you trust the new build"
+            );
+        }
+        check_header(&bytes)?;
+        let metered = manifest.limits.fuel.is_some();
+        let engine = runtime.engine_for(metered)?.clone();
+        let reused = reusable
+            .iter()
+            .find(|p| p.sha256 == sha256 && Engine::same(p.component.engine(), &engine))
+            .map(|p| p.component.clone());
+        let (component, code) = match reused {
+            Some(component) => (component, CodeOrigin::Reused),
+            None => {
+                let cache = self.cache.clone();
+                let sha256 = sha256.clone();
+                tokio::task::spawn_blocking(move || match cache {
+                    Some(cache) => cache.load_or_compile(&engine, &sha256, &bytes),
+                    None => Component::new(&engine, &bytes)
+                        .map(|component| (component, CodeOrigin::Compiled))
+                        .map_err(|e| anyhow!("cannot compile the component: {e:#}")),
+                })
+                .await
+                .context("the compiler thread panicked")??
+            }
+        };
+        check_contract_version(runtime, &component)?;
+        let pre = runtime.prepare(&component).map_err(|e| {
+            anyhow!(
+                "it needs an import Warden does not provide ({e:#}); plugins may import only WASI 0.2 and {CONTRACT}'s `host`"
+            )
+        })?;
+        let exports = Exports {
+            tools: tools::GuestIndices::new(&pre).ok(),
+            resources: resources::GuestIndices::new(&pre).ok(),
+            prompts: prompts::GuestIndices::new(&pre).ok(),
+            completions: completions::GuestIndices::new(&pre).ok(),
+        };
+        if exports.names().is_empty() {
+            bail!("{}", describe_foreign_exports(runtime, &component));
+        }
+        let manifest_name = crate::plugin::manifest_name(&source.component, source.manifest.as_deref());
+        let prepared = Prepared::new(
+            pre,
+            Policy {
+                limits: manifest.limits.clone(),
+                grants: Arc::new(manifest.grants.clone()),
+                manifest: manifest_name.clone().into(),
+            },
+        );
+        let plugin_name: Arc<str> = name.into();
+        let tools = match &exports.tools {
+            Some(indices) => {
+                let declared =
+                    Plugin::list_tools(runtime, &prepared, indices, CallContext::detached(plugin_name.clone()))
+                        .await
+                        .map_err(|failure| {
+                            anyhow!("{}", failure.describe(&plugin_name, &manifest_name, "`list-tools`"))
+                        })?;
+                declarations::tools(declared).context("its `list-tools` answer is malformed")?
+            }
+            None => Vec::new(),
+        };
+        Ok(Plugin {
+            name: plugin_name,
+            component_path: source.component.clone(),
+            manifest_path: source.manifest.clone(),
+            sha256,
+            component,
+            code,
+            prepared,
+            exports,
+            tools,
+        })
+    }
 }
 
 fn check_header(bytes: &[u8]) -> Result<()> {

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => warden::serve::run(args).await.map(|()| true),
+            Command::Dev(args) => warden::dev::run(args).await.map(|()| true),
             Command::Check(args) => warden::check::run(args.plugin.as_deref().unwrap_or(&args.plugins)).await,
         }
     });

@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use wasmtime::component::Component;
+
+use crate::cache::CodeOrigin;
 use crate::declarations::ToolDecl;
 use crate::runtime::bindings::{completions, prompts, resources, tools, types};
 use crate::runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
@@ -41,6 +44,11 @@ pub struct Plugin {
     pub component_path: PathBuf,
     pub manifest_path: Option<PathBuf>,
     pub sha256: String,
+    /// The compiled code, kept so a manifest-only change can make a new
+    /// `Prepared` without compiling again.
+    pub component: Component,
+    /// Where `component` came from at this load.
+    pub code: CodeOrigin,
     pub prepared: Prepared,
     pub exports: Exports,
     pub tools: Vec<ToolDecl>,

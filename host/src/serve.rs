@@ -1,40 +1,158 @@
-//! `warden serve`: load the plugins folder and serve it.
+//! `warden serve`: load the plugins folder, keep it loaded as it changes,
+//! and serve it.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
+use notify::RecursiveMode;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 
 use crate::audit::AuditLog;
-use crate::catalog::{Catalog, CatalogHandle};
-use crate::cli::ServeArgs;
-use crate::loader;
-use crate::mcp::{InFlight, Shared, WardenServer};
+use crate::cache::{self, CodeCache};
+use crate::catalog::CatalogHandle;
+use crate::cli::{CacheArgs, ServeArgs};
+use crate::loader::Loader;
+use crate::mcp::{InFlight, ListChanges, Notifier, Shared, WardenServer};
+use crate::reconciler::Reconciler;
 use crate::runtime::Runtime;
 use crate::transport::http::{self, HttpOptions};
 use crate::transport::stdio::StdioTransport;
+use crate::watcher::{self, Watcher};
 
-/// Loads every plugin in the folder and builds the first catalog. Plugins
-/// that fail are logged, one line each, and skipped.
-pub async fn load_catalog(runtime: &Arc<Runtime>, dir: &std::path::Path) -> Result<Catalog> {
-    let started = std::time::Instant::now();
-    let (plugins, mut errors) = loader::load_dir(runtime, dir).await?;
-    let (catalog, rejected) = Catalog::build(plugins.into_iter().map(Arc::new).collect());
-    errors.extend(rejected);
-    for error in &errors {
-        tracing::warn!("skipped plugin {error}");
+/// Everything that runs while serving: the shared state every connection
+/// uses, and (when watching) the watcher feeding the reconciler task.
+pub struct Host {
+    pub shared: Arc<Shared>,
+    _watcher: Option<Watcher>,
+}
+
+/// What `Host::start` needs.
+pub struct HostConfig {
+    /// The plugins folders served together.
+    pub roots: Vec<PathBuf>,
+    pub watch: bool,
+    pub cache: CacheArgs,
+    pub audit_log: Option<PathBuf>,
+}
+
+impl Host {
+    /// Loads every folder (plugins in parallel), then, when watching, keeps
+    /// the catalog in step with the folders.
+    pub async fn start(config: HostConfig) -> Result<Self> {
+        let started = Instant::now();
+        let runtime = Runtime::new()?;
+        if !runtime.pooling() {
+            tracing::info!("instances are allocated on demand");
+        }
+        let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?;
+        let loader = Loader::new(runtime.clone(), open_cache(&config.cache));
+        let supported = if config.watch {
+            ListChanges {
+                tools: true,
+                ..ListChanges::NONE
+            }
+        } else {
+            ListChanges::NONE
+        };
+        let notifier = Arc::new(Notifier::new(supported));
+        let catalog = CatalogHandle::default();
+        for root in &config.roots {
+            std::fs::read_dir(root).with_context(|| format!("cannot read the plugins folder {}", root.display()))?;
+        }
+        let roots: Vec<PathBuf> = config.roots.iter().map(|r| watcher::canonical(r)).collect();
+        // Watch before loading, so nothing that changes meanwhile is missed.
+        let watching = if config.watch {
+            let targets: Vec<_> = roots.iter().map(|r| (r.clone(), RecursiveMode::Recursive)).collect();
+            Some(watcher::watch(&targets, watcher::DEBOUNCE)?)
+        } else {
+            None
+        };
+        let mut reconciler = Reconciler::new(roots.clone(), loader.clone(), catalog.clone(), notifier.clone());
+        let summary = reconciler.load_all().await?;
+        let snapshot = catalog.snapshot();
+        tracing::info!(
+            plugins = snapshot.plugins().len(),
+            tools = snapshot.tools().len(),
+            skipped = summary.failed,
+            compiled = summary.compiled,
+            from_cache = summary.from_cache,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            watching = config.watch,
+            "loaded {}",
+            roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if let Some(cache) = loader.cache().cloned() {
+            // Off the critical path: startup does not wait for pruning.
+            tokio::task::spawn_blocking(move || match cache.prune(cache::MAX_ENTRIES) {
+                Ok(0) => {}
+                Ok(removed) => tracing::debug!("pruned {removed} old entries from {}", cache.dir().display()),
+                Err(error) => tracing::warn!("cannot prune the compiled-code cache: {error:#}"),
+            });
+        }
+        let watcher = watching.map(|(watcher, batches)| {
+            tokio::spawn(reconciler.run(batches));
+            watcher
+        });
+        Ok(Self {
+            shared: Arc::new(Shared {
+                catalog,
+                runtime,
+                audit,
+                notifier,
+                in_flight: InFlight::default(),
+            }),
+            _watcher: watcher,
+        })
     }
-    tracing::info!(
-        plugins = catalog.plugins().len(),
-        tools = catalog.tools().len(),
-        skipped = errors.len(),
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "loaded {}",
-        dir.display()
-    );
-    Ok(catalog)
+
+    /// Serves one MCP client on stdin/stdout until it leaves or a signal
+    /// arrives.
+    pub async fn serve_stdio(&self) -> Result<()> {
+        serve_stdio(self.shared.clone()).await
+    }
+}
+
+/// Serves one MCP client on stdin/stdout until it leaves or a signal arrives.
+pub async fn serve_stdio(shared: Arc<Shared>) -> Result<()> {
+    let server = WardenServer::new(shared);
+    let service = match server.serve(StdioTransport::stdio()).await {
+        Ok(service) => service,
+        // The client went away before the handshake: nothing to serve.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(error).context("the MCP session could not start"),
+    };
+    tokio::select! {
+        result = service.waiting() => { result.context("the MCP session failed")?; }
+        _ = shutdown_signal() => tracing::info!("shutting down on signal"),
+    }
+    Ok(())
+}
+
+/// The compiled-code cache the flags ask for. A cache that cannot be
+/// created is not fatal: plugins are compiled instead.
+pub fn open_cache(args: &CacheArgs) -> Option<CodeCache> {
+    if args.no_cache {
+        return None;
+    }
+    let Some(dir) = args.cache_dir.clone().or_else(CodeCache::default_dir) else {
+        tracing::warn!("no cache folder (neither XDG_CACHE_HOME nor HOME is set); compiling without a cache");
+        return None;
+    };
+    match CodeCache::open(&dir) {
+        Ok(cache) => Some(cache),
+        Err(error) => {
+            tracing::warn!("{error:#}; compiling without a cache");
+            None
+        }
+    }
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
@@ -52,31 +170,18 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             args.plugins.display()
         );
     }
-    let runtime = Runtime::new()?;
-    if !runtime.pooling() {
-        tracing::info!("instances are allocated on demand");
-    }
-    let audit = args.audit_log.as_deref().map(AuditLog::open).transpose()?;
-    let catalog = load_catalog(&runtime, &args.plugins).await?;
-    let shared = Arc::new(Shared {
-        catalog: CatalogHandle::new(catalog),
-        runtime,
-        audit,
-        in_flight: InFlight::default(),
-    });
+    let host = Host::start(HostConfig {
+        roots: vec![args.plugins.clone()],
+        watch: !args.no_watch,
+        cache: args.cache.clone(),
+        audit_log: args.audit_log.clone(),
+    })
+    .await?;
     match http {
-        None => {
-            tokio::select! {
-                result = serve_stdio(shared) => result,
-                _ = shutdown_signal() => {
-                    tracing::info!("shutting down on signal");
-                    Ok(())
-                }
-            }
-        }
+        None => host.serve_stdio().await,
         Some(options) => {
             if args.stdio {
-                let shared = shared.clone();
+                let shared = host.shared.clone();
                 tokio::spawn(async move {
                     match serve_stdio(shared).await {
                         Ok(()) => tracing::info!("the stdio client disconnected; still serving HTTP"),
@@ -84,22 +189,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
                     }
                 });
             }
-            http::serve(shared, options, shutdown_signal()).await
+            http::serve(host.shared.clone(), options, shutdown_signal()).await
         }
     }
-}
-
-/// Serves one client on stdin/stdout until it disconnects.
-async fn serve_stdio(shared: Arc<Shared>) -> Result<()> {
-    let server = WardenServer::new(shared);
-    let service = match server.serve(StdioTransport::stdio()).await {
-        Ok(service) => service,
-        // The client went away before the handshake: nothing to serve.
-        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-        Err(error) => return Err(error).context("the MCP session could not start"),
-    };
-    service.waiting().await.context("the MCP session failed")?;
-    Ok(())
 }
 
 fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOptions> {

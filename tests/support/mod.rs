@@ -13,6 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    ServerNotification, SubscriptionFilter,
 };
 use rmcp::service::NotificationContext;
 use rmcp::service::RunningService;
@@ -73,11 +74,26 @@ impl PluginDir {
         self
     }
 
+    /// Puts `contents` at `file` the way a careful deployer does: written
+    /// beside it under a hidden name, then renamed into place.
+    pub fn replace(&self, file: &str, contents: impl AsRef<[u8]>) -> &Self {
+        let target = self.path().join(file);
+        let name = target.file_name().unwrap().to_string_lossy().into_owned();
+        let temporary = target.with_file_name(format!(".{name}.tmp"));
+        std::fs::write(&temporary, contents).unwrap();
+        std::fs::rename(&temporary, &target).unwrap();
+        self
+    }
+
     pub fn write(&self, file: &str, contents: impl AsRef<[u8]>) -> &Self {
         std::fs::write(self.path().join(file), contents).unwrap();
         self
     }
 }
+
+/// How long tests wait for something asynchronous (a reload, a
+/// notification): generous, for a loaded 2-core machine.
+pub const LONG_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Which protocol era a client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +114,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    fn push(&self, method: &str, params: impl serde::Serialize) {
+    pub fn push(&self, method: &str, params: impl serde::Serialize) {
         let params = serde_json::to_value(params).unwrap();
         self.seen.lock().unwrap().push((method.to_string(), params));
     }
@@ -153,14 +169,97 @@ impl Server {
             .await
     }
 
+    /// In the 2026-07-28 era list changes arrive only on a
+    /// `subscriptions/listen` stream: open one and record what it carries,
+    /// as a handshake-era session records them from its peer.
+    async fn listen_for_list_changes(&self) {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let mut subscription = self
+            .client
+            .listen(filter)
+            .await
+            .expect("subscriptions/listen is acknowledged");
+        let recorder = self.recorder.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(notification)) = subscription.next().await {
+                if let ServerNotification::ToolListChangedNotification(_) = notification {
+                    recorder.push("notifications/tools/list_changed", Value::Null);
+                }
+            }
+        });
+    }
+
+    /// How many `tools/list_changed` notifications arrived so far.
+    pub fn list_changes(&self) -> usize {
+        self.recorder
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(method, _)| method == "notifications/tools/list_changed")
+            .count()
+    }
+
+    /// Waits (up to `LONG_WAIT`) until more than `seen` `tools/list_changed`
+    /// notifications have arrived; returns the new count.
+    pub async fn wait_for_list_change(&self, seen: usize) -> usize {
+        self.wait_for_list_change_within(seen, LONG_WAIT).await
+    }
+
+    pub async fn wait_for_list_change_within(&self, seen: usize, timeout: std::time::Duration) -> usize {
+        self.wait_until_within("a tools/list_changed notification", timeout, || {
+            let now = self.list_changes();
+            (now > seen).then_some(now)
+        })
+        .await
+    }
+
+    /// Waits (up to `LONG_WAIT`) until the server's log contains `needle`.
+    pub async fn wait_for_log(&self, needle: &str) {
+        self.wait_until(&format!("the log line {needle:?}"), || {
+            self.log().contains(needle).then_some(())
+        })
+        .await
+    }
+
+    /// Polls `check` every 20 ms until it answers, for up to `LONG_WAIT`.
+    pub async fn wait_until<T>(&self, what: &str, check: impl FnMut() -> Option<T>) -> T {
+        self.wait_until_within(what, LONG_WAIT, check).await
+    }
+
+    pub async fn wait_until_within<T>(
+        &self,
+        what: &str,
+        timeout: std::time::Duration,
+        mut check: impl FnMut() -> Option<T>,
+    ) -> T {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(value) = check() {
+                return value;
+            }
+            if std::time::Instant::now() > deadline {
+                panic!("no {what} within {timeout:?}; server log:\n{}", self.log());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     pub async fn tool_names(&self) -> Vec<String> {
         let tools = self.client.list_all_tools().await.expect("tools/list works");
         tools.into_iter().map(|t| t.name.to_string()).collect()
     }
 }
 
+/// The `warden` binary, with its default compiled-code cache inside the
+/// target folder rather than the user's: tests stay hermetic.
 pub fn warden() -> tokio::process::Command {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_warden"));
+    command.env(
+        "XDG_CACHE_HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("warden-test-cache"),
+    );
+    command
 }
 
 /// Starts `warden serve --plugins DIR ARGS…` and connects in the given era.
@@ -177,6 +276,11 @@ pub async fn serve_command(
     stderr: tempfile::NamedTempFile,
 ) -> Server {
     command.arg("serve").arg("--plugins").arg(dir).args(args);
+    connect(command, era, stderr).await
+}
+
+/// Starts a prepared `warden` command and connects to it in the given era.
+pub async fn connect(command: tokio::process::Command, era: Era, stderr: tempfile::NamedTempFile) -> Server {
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(Stdio::from(stderr.reopen().unwrap()))
         .spawn()
@@ -195,11 +299,15 @@ pub async fn serve_command(
             std::fs::read_to_string(stderr.path()).unwrap()
         ),
     };
-    Server {
+    let server = Server {
         client,
         recorder,
         stderr,
+    };
+    if era == Era::Stateless {
+        server.listen_for_list_changes().await;
     }
+    server
 }
 
 /// The text of a result's only text block.

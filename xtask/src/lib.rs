@@ -361,8 +361,12 @@ mod tests {
                 "dup-tools",
                 "full",
                 "future-abi",
+                "hostile",
                 "load-trap",
-                "misbehave"
+                "misbehave",
+                "prefixed",
+                "reload-v1",
+                "reload-v2"
             ]
         );
         for guest in &guests {

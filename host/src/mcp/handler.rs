@@ -6,26 +6,30 @@ use std::time::Instant;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::content::{self, ContentError};
 use super::in_flight::InFlight;
+use super::notifier::{ListChanges, Notifier};
 use super::pagination;
 use crate::audit::{self, AuditLog, Outcome};
 use crate::catalog::CatalogHandle;
 use crate::declarations;
 use crate::runtime::{CallContext, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
 
-/// What every connection shares: one catalog, one runtime, one audit log.
+/// What every connection shares: one catalog, one runtime, one audit log,
+/// and the notifier that tells every client when the catalog changes.
 pub struct Shared {
     pub catalog: CatalogHandle,
     pub runtime: Arc<Runtime>,
     pub audit: Option<AuditLog>,
     pub in_flight: InFlight,
+    pub notifier: Arc<Notifier>,
 }
 
 /// The MCP server; cheap to clone, one per connection.
@@ -117,21 +121,76 @@ async fn forward_progress(peer: Peer<RoleServer>, token: ProgressToken, mut even
 
 impl ServerHandler for WardenServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new("warden", env!("CARGO_PKG_VERSION"))
-                .with_title("Warden")
-                .with_description("Tools from sandboxed WebAssembly plugins"),
-        )
-        .with_instructions(
-            "Tools here run in sandboxed WebAssembly plugins with only the access the operator granted. \
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        // `listChanged` only when the catalog can change while serving.
+        if self.shared.notifier.supported().tools
+            && let Some(tools) = capabilities.tools.as_mut()
+        {
+            tools.list_changed = Some(true);
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("warden", env!("CARGO_PKG_VERSION"))
+                    .with_title("Warden")
+                    .with_description("Tools from sandboxed WebAssembly plugins"),
+            )
+            .with_instructions(
+                "Tools here run in sandboxed WebAssembly plugins with only the access the operator granted. \
                  A result with isError explains what went wrong; fix the arguments and retry when it says so.",
-        )
+            )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A handshake-era session: list changes reach it through its peer.
+        self.shared.notifier.register_session(context.peer);
+    }
+
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // rmcp narrows this to what was requested and what `get_info` advertises.
+        let supported = self.shared.notifier.supported();
+        let mut filter = SubscriptionFilter::default();
+        filter.tools_list_changed = supported.tools.then_some(true);
+        filter.resources_list_changed = supported.resources.then_some(true);
+        filter.prompts_list_changed = supported.prompts.then_some(true);
+        Some(filter)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut changes = self.shared.notifier.subscribe();
+        let accepted = context.accepted().clone();
+        loop {
+            let changes = tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.recv() => match changed {
+                    Ok(changes) => changes,
+                    // Missed some: every list may have changed.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => ListChanges {
+                        tools: true,
+                        resources: true,
+                        prompts: true,
+                    },
+                    // The server is shutting down: end the stream gracefully.
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                },
+            };
+            let sink = context.sink();
+            let sent = async {
+                if changes.tools && accepted.tools_list_changed == Some(true) {
+                    sink.notify_tool_list_changed().await?;
+                }
+                if changes.resources && accepted.resources_list_changed == Some(true) {
+                    sink.notify_resource_list_changed().await?;
+                }
+                if changes.prompts && accepted.prompts_list_changed == Some(true) {
+                    sink.notify_prompt_list_changed().await?;
+                }
+                Ok::<(), rmcp::service::SubscriptionSendError>(())
+            };
+            if let Err(error) = sent.await {
+                tracing::debug!("subscription stream ended: {error}");
+                return Ok(());
+            }
+        }
     }
 
     async fn list_tools(

@@ -4,7 +4,9 @@
 mod content;
 mod handler;
 mod in_flight;
+pub mod notifier;
 mod pagination;
 
 pub use handler::{Shared, WardenServer};
 pub use in_flight::InFlight;
+pub use notifier::{ListChanges, Notifier};

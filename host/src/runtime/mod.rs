@@ -200,6 +200,12 @@ impl Runtime {
         Ok(self.metered.get_or_init(|| backend))
     }
 
+    /// The engine a plugin runs on: the fuel-metering one for plugins with a
+    /// `[limits] fuel` budget. Compiled code is specific to it.
+    pub fn engine_for(&self, metered: bool) -> Result<&Engine> {
+        Ok(&self.backend(metered)?.engine)
+    }
+
     /// Compiles a component. CPU-heavy: call it from a blocking thread.
     pub fn compile(&self, bytes: &[u8], metered: bool) -> Result<Component> {
         Ok(Component::new(&self.backend(metered)?.engine, bytes)?)

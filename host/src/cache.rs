@@ -1,0 +1,319 @@
+//! The compiled-code cache: native code for a component, kept on disk so a
+//! restart or a reload of unchanged bytes does not pay for compilation again.
+//!
+//! An entry is `<dir>/<sha256 of the component>-<engine compatibility hash>.cwasm`.
+//! The second half of the name changes with anything that makes compiled
+//! code incompatible (the wasmtime version, the engine's settings, fuel
+//! metering on or off), so the two engines of a `Runtime` never share an
+//! entry. Entries are memory-mapped when loaded, so they are never rewritten
+//! in place: a new entry is written to a temporary file and renamed, which
+//! leaves any mapping of an older file intact.
+
+use std::hash::{Hash, Hasher};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// Entries kept after pruning: plenty for every plugin of a few engines and
+/// versions, small enough that the folder never grows without bound.
+pub const MAX_ENTRIES: usize = 256;
+
+/// Temporary files older than this are leftovers of a crash, not a write
+/// still in progress.
+const STALE_TEMPORARY: Duration = Duration::from_secs(3600);
+
+/// Where a component's compiled code came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeOrigin {
+    /// Compiled now (and written to the cache, when there is one).
+    Compiled,
+    /// Loaded from the on-disk cache.
+    Cache,
+    /// Taken from an already loaded plugin with the same bytes and engine.
+    Reused,
+}
+
+impl CodeOrigin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CodeOrigin::Compiled => "compiled",
+            CodeOrigin::Cache => "cache",
+            CodeOrigin::Reused => "reused",
+        }
+    }
+}
+
+/// The on-disk cache of compiled components.
+#[derive(Debug, Clone)]
+pub struct CodeCache {
+    dir: PathBuf,
+}
+
+impl CodeCache {
+    /// Opens (and creates, private to the user) the cache folder.
+    pub fn open(dir: &Path) -> Result<Self> {
+        create_private_dir(dir).with_context(|| format!("cannot create the cache folder {}", dir.display()))?;
+        Ok(Self { dir: dir.to_path_buf() })
+    }
+
+    /// `$XDG_CACHE_HOME/warden`, else `~/.cache/warden`.
+    pub fn default_dir() -> Option<PathBuf> {
+        let xdg = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
+        let base = xdg.or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+        Some(base.join("warden"))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The entry for a component (by the sha256 of its bytes) on an engine.
+    pub fn entry_path(&self, engine: &Engine, sha256: &str) -> PathBuf {
+        self.dir.join(format!("{sha256}-{}.cwasm", compatibility_hash(engine)))
+    }
+
+    /// Loads a component's code from the cache, or compiles it and stores
+    /// the result. CPU-heavy on a miss: call it from a blocking thread.
+    pub fn load_or_compile(&self, engine: &Engine, sha256: &str, bytes: &[u8]) -> Result<(Component, CodeOrigin)> {
+        let path = self.entry_path(engine, sha256);
+        if path.is_file() {
+            // SAFETY: `deserialize_file` trusts the file to be code that
+            // wasmtime produced for a compatible engine and maps it into
+            // memory. That holds here: entries are written only by Warden,
+            // into a folder private to the user, always complete (temporary
+            // file + rename) and never modified afterwards. wasmtime still
+            // checks the header, the version and the engine settings, so a
+            // truncated, foreign or stale file is an error, handled below.
+            match unsafe { Component::deserialize_file(engine, &path) } {
+                Ok(component) => {
+                    touch(&path);
+                    return Ok((component, CodeOrigin::Cache));
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        "compiled-code cache entry {} is unusable ({error:#}); recompiling",
+                        path.display()
+                    );
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
+        let code = engine
+            .precompile_component(bytes)
+            .map_err(|e| anyhow::anyhow!("cannot compile the component: {e:#}"))?;
+        match write_atomically(&path, &code) {
+            // SAFETY: as above; this is the file just written from `code`.
+            Ok(()) => match unsafe { Component::deserialize_file(engine, &path) } {
+                Ok(component) => return Ok((component, CodeOrigin::Compiled)),
+                Err(error) => tracing::warn!("cannot load the cache entry {} just written: {error:#}", path.display()),
+            },
+            Err(error) => tracing::warn!("cannot write the compiled-code cache entry: {error:#}"),
+        }
+        // SAFETY: `code` was produced by `precompile_component` on this very
+        // engine a moment ago.
+        let component = unsafe { Component::deserialize(engine, &code) }
+            .map_err(|e| anyhow::anyhow!("cannot load the compiled component: {e:#}"))?;
+        Ok((component, CodeOrigin::Compiled))
+    }
+
+    /// Removes leftover temporary files and all but the `keep` most recently
+    /// used entries (a hit refreshes an entry's modification time). Removing
+    /// an entry that is mapped is safe: the mapping keeps the old file alive.
+    pub fn prune(&self, keep: usize) -> Result<usize> {
+        let mut entries = Vec::new();
+        let mut removed = 0;
+        let now = SystemTime::now();
+        for entry in std::fs::read_dir(&self.dir)
+            .with_context(|| format!("cannot read the cache folder {}", self.dir.display()))?
+        {
+            let Ok(entry) = entry else { continue };
+            let path = entry.path();
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let modified = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            if name.starts_with('.') && name.ends_with(".tmp") {
+                if now.duration_since(modified).unwrap_or_default() > STALE_TEMPORARY
+                    && std::fs::remove_file(&path).is_ok()
+                {
+                    removed += 1;
+                }
+            } else if name.ends_with(".cwasm") {
+                entries.push((modified, path));
+            }
+        }
+        entries.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+        for (_, path) in entries.into_iter().skip(keep) {
+            if std::fs::remove_file(&path).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+}
+
+/// A stable rendering of the engine's compatibility hash: `Hash` only
+/// promises a value for the process, so the hashed bytes go through sha256.
+pub fn compatibility_hash(engine: &Engine) -> String {
+    struct Sha(Sha256);
+    impl Hasher for Sha {
+        fn finish(&self) -> u64 {
+            unreachable!("only the digest is read")
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            self.0.update(bytes);
+        }
+    }
+    let mut hasher = Sha(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    hex::encode(&hasher.0.finalize()[..8])
+}
+
+/// Refreshes an entry's modification time, which pruning reads as "last used".
+fn touch(path: &Path) {
+    if let Ok(file) = std::fs::File::options().append(true).open(path) {
+        let _ = file.set_modified(SystemTime::now());
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path.file_name().context("a cache entry without a file name")?;
+    // Unique per process and write: two loaders may store the same entry at once.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let temporary = path.with_file_name(format!(
+        ".{}.{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = (|| {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written.with_context(|| format!("writing {}", path.display()))
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir_all(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The smallest valid component: the header alone.
+    const EMPTY_COMPONENT: &[u8] = b"\0asm\x0d\0\x01\0";
+
+    fn engine(fuel: bool) -> Engine {
+        let mut config = wasmtime::Config::new();
+        config.consume_fuel(fuel);
+        Engine::new(&config).unwrap()
+    }
+
+    fn scratch() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "warden-cache-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn misses_compile_and_write_then_hits_load() {
+        let dir = scratch();
+        let cache = CodeCache::open(&dir).unwrap();
+        let engine = engine(false);
+        let (_, origin) = cache.load_or_compile(&engine, "abc", EMPTY_COMPONENT).unwrap();
+        assert_eq!(origin, CodeOrigin::Compiled);
+        assert!(cache.entry_path(&engine, "abc").is_file());
+        let (_, origin) = cache.load_or_compile(&engine, "abc", EMPTY_COMPONENT).unwrap();
+        assert_eq!(origin, CodeOrigin::Cache);
+        // Nothing but the entry: no temporary file left behind.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn engines_with_different_settings_use_different_entries() {
+        let dir = scratch();
+        let cache = CodeCache::open(&dir).unwrap();
+        let (plain, metered) = (engine(false), engine(true));
+        assert_ne!(compatibility_hash(&plain), compatibility_hash(&metered));
+        assert_eq!(compatibility_hash(&plain), compatibility_hash(&engine(false)));
+        cache.load_or_compile(&plain, "abc", EMPTY_COMPONENT).unwrap();
+        let (_, origin) = cache.load_or_compile(&metered, "abc", EMPTY_COMPONENT).unwrap();
+        assert_eq!(origin, CodeOrigin::Compiled);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn corrupt_and_truncated_entries_are_recompiled() {
+        let dir = scratch();
+        let cache = CodeCache::open(&dir).unwrap();
+        let engine = engine(false);
+        cache.load_or_compile(&engine, "abc", EMPTY_COMPONENT).unwrap();
+        let path = cache.entry_path(&engine, "abc");
+        let good = std::fs::read(&path).unwrap();
+        for broken in [good[..good.len() / 2].to_vec(), b"garbage".to_vec(), Vec::new()] {
+            std::fs::write(&path, &broken).unwrap();
+            let (_, origin) = cache.load_or_compile(&engine, "abc", EMPTY_COMPONENT).unwrap();
+            assert_eq!(origin, CodeOrigin::Compiled);
+            assert_eq!(std::fs::read(&path).unwrap(), good);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn prune_keeps_the_most_recently_used() {
+        let dir = scratch();
+        let cache = CodeCache::open(&dir).unwrap();
+        let old = SystemTime::now() - Duration::from_secs(7200);
+        for (i, name) in ["a.cwasm", "b.cwasm", "c.cwasm"].iter().enumerate() {
+            let path = dir.join(name);
+            std::fs::write(&path, b"x").unwrap();
+            let file = std::fs::File::options().append(true).open(&path).unwrap();
+            file.set_modified(old + Duration::from_secs(i as u64)).unwrap();
+        }
+        std::fs::write(dir.join(".x.cwasm.1.tmp"), b"x").unwrap();
+        let file = std::fs::File::options()
+            .append(true)
+            .open(dir.join(".x.cwasm.1.tmp"))
+            .unwrap();
+        file.set_modified(old).unwrap();
+        std::fs::write(dir.join(".y.cwasm.2.tmp"), b"fresh: a write in progress").unwrap();
+        assert_eq!(cache.prune(2).unwrap(), 2);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [".y.cwasm.2.tmp", "b.cwasm", "c.cwasm"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
