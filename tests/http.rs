@@ -365,3 +365,92 @@ async fn stdio_and_http_together_serve_the_same_catalog() {
     );
     http.cancel().await.unwrap();
 }
+
+/// Waits until the recorder holds a `method` notification; returns them all.
+async fn recorded(recorder: &Recorder, method: &str) -> Vec<Value> {
+    let started = Instant::now();
+    loop {
+        let found: Vec<Value> = recorder
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, params)| params.clone())
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "no {method} arrived");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn progress_and_list_changes_reach_http_clients() {
+    let dir = PluginDir::with(&["misbehave"]);
+    let warden = HttpWarden::start(dir.path(), &[]).await;
+    for era in ERAS {
+        let recorder = Recorder::default();
+        let transport = StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(
+            warden.url.clone(),
+        ));
+        let lifecycle = match era {
+            Era::Handshake => ClientLifecycleMode::Initialize,
+            Era::Stateless => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        };
+        let client = recorder
+            .clone()
+            .serve_with_lifecycle(transport, lifecycle)
+            .await
+            .unwrap();
+
+        // Progress arrives on the request's own stream, before the result.
+        let mut params = CallToolRequestParams::new("progress");
+        params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::String("http-progress".into())),
+        ));
+        let result = client.call_tool(params).await.unwrap();
+        assert_eq!(support::text(&result), "done");
+        let progress: Vec<f64> = recorded(&recorder, "notifications/progress")
+            .await
+            .iter()
+            .map(|p| p["progress"].as_f64().unwrap())
+            .collect();
+        assert_eq!(progress, [0.0, 50.0, 100.0], "{era:?}");
+
+        // A plugin dropped into the folder is announced: on the session's
+        // GET stream (2025-11-25) or a subscriptions/listen stream (2026).
+        if era == Era::Stateless {
+            let filter = rmcp::model::SubscriptionFilter::builder().tools_list_changed().build();
+            let mut subscription = client
+                .listen(filter)
+                .await
+                .expect("subscriptions/listen is acknowledged");
+            let listener = recorder.clone();
+            tokio::spawn(async move {
+                while let Ok(Some(notification)) = subscription.next().await {
+                    if let rmcp::model::ServerNotification::ToolListChangedNotification(_) = notification {
+                        listener.push("notifications/tools/list_changed", Value::Null);
+                    }
+                }
+            });
+        } else {
+            // Give the client a moment to open its GET stream.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let stem = format!("added-{era:?}").to_lowercase();
+        let bytes = std::fs::read(support::guest("text")).unwrap();
+        let staging = dir.path().join(format!(".{stem}.tmp"));
+        std::fs::write(&staging, bytes).unwrap();
+        std::fs::rename(&staging, dir.path().join(format!("{stem}.wasm"))).unwrap();
+        recorded(&recorder, "notifications/tools/list_changed").await;
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "text_stats"), "{era:?}");
+        std::fs::remove_file(dir.path().join(format!("{stem}.wasm"))).unwrap();
+        client.cancel().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
