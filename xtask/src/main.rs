@@ -37,7 +37,9 @@ fn run() -> Result<ExitCode> {
         }
         Some("run") => {
             let plugins = stage_examples()?;
-            serve(plugins, args.collect())
+            // `cargo xtask run -- -v` and `cargo xtask run -v` mean the same.
+            let extra: Vec<OsString> = args.skip_while(|a| a == "--").collect();
+            serve(plugins, extra)
         }
         Some("help" | "-h" | "--help") => {
             eprintln!("{USAGE}");
