@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
-use crate::declarations::ToolDecl;
+use crate::declarations::{PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::loader::LoadError;
 use crate::plugin::Plugin;
 
@@ -25,11 +25,91 @@ impl CatalogTool {
     }
 }
 
+/// One concrete resource as clients see it.
+pub struct CatalogResource {
+    pub plugin: Arc<Plugin>,
+    index: usize,
+}
+
+impl CatalogResource {
+    pub fn decl(&self) -> &ResourceDecl {
+        &self.plugin.resources[self.index]
+    }
+}
+
+/// One resource template as clients see it.
+pub struct CatalogTemplate {
+    pub plugin: Arc<Plugin>,
+    index: usize,
+}
+
+impl CatalogTemplate {
+    pub fn decl(&self) -> &TemplateDecl {
+        &self.plugin.templates[self.index]
+    }
+}
+
+/// One prompt as clients see it.
+pub struct CatalogPrompt {
+    pub plugin: Arc<Plugin>,
+    index: usize,
+}
+
+impl CatalogPrompt {
+    pub fn decl(&self) -> &PromptDecl {
+        &self.plugin.prompts[self.index]
+    }
+}
+
 #[derive(Default)]
 pub struct Catalog {
     plugins: Vec<Arc<Plugin>>,
     tools: Vec<CatalogTool>,
     tool_index: HashMap<String, usize>,
+    resources: Vec<CatalogResource>,
+    resource_index: HashMap<String, usize>,
+    templates: Vec<CatalogTemplate>,
+    /// Indices into `templates`, most specific first: the order URIs are
+    /// matched in.
+    template_order: Vec<usize>,
+    prompts: Vec<CatalogPrompt>,
+    prompt_index: HashMap<String, usize>,
+}
+
+/// Who already provides each exposed name or URI, to refuse a later plugin
+/// that would provide it again.
+#[derive(Default)]
+struct Owners(HashMap<(&'static str, String), Arc<str>>);
+
+impl Owners {
+    /// The first of `keys` that another plugin already owns, as an error.
+    fn clash(&self, plugin: &Plugin, keys: &[(&'static str, String)]) -> Option<anyhow::Error> {
+        keys.iter().find_map(|key| {
+            self.0.get(key).map(|owner| {
+                let (kind, name) = key;
+                anyhow::anyhow!(
+                    "its {kind} `{name}` is already provided by plugin `{owner}`; \
+                     two plugins may not expose the same {kind} (plugin `{}` is refused whole)",
+                    plugin.name
+                )
+            })
+        })
+    }
+}
+
+/// Every name and URI a plugin exposes, each with its kind.
+fn exposed(plugin: &Plugin) -> Vec<(&'static str, String)> {
+    let mut keys = Vec::new();
+    keys.extend(plugin.tools.iter().map(|t| ("tool", t.tool.name.to_string())));
+    keys.extend(plugin.prompts.iter().map(|p| ("prompt", p.prompt.name.clone())));
+    keys.extend(plugin.resources.iter().map(|r| ("resource", r.resource.uri.clone())));
+    keys.extend(
+        plugin
+            .templates
+            .iter()
+            .map(|t| ("resource template", t.template.uri_template.clone())),
+    );
+    keys
 }
 
 impl Catalog {
@@ -40,7 +120,7 @@ impl Catalog {
         candidates.sort_by(|a, b| a.name.cmp(&b.name));
         let mut catalog = Catalog::default();
         let mut errors = Vec::new();
-        let mut owners: HashMap<String, Arc<str>> = HashMap::new();
+        let mut owners = Owners::default();
         for plugin in candidates {
             if let Some(existing) = catalog.plugins.iter().find(|p| p.name == plugin.name) {
                 errors.push(LoadError {
@@ -53,24 +133,37 @@ impl Catalog {
                 });
                 continue;
             }
-            let clash = plugin.tools.iter().find_map(|t| {
-                owners
-                    .get(t.tool.name.as_ref())
-                    .map(|owner| (t.tool.name.to_string(), owner.clone()))
-            });
-            if let Some((tool, owner)) = clash {
+            let keys = exposed(&plugin);
+            if let Some(error) = owners.clash(&plugin, &keys) {
                 errors.push(LoadError {
                     path: plugin.component_path.clone(),
-                    error: anyhow::anyhow!(
-                        "its tool `{tool}` is already provided by plugin `{owner}`; \
-                         two plugins may not expose the same tool name"
-                    ),
+                    error,
                 });
                 continue;
             }
-            for (index, decl) in plugin.tools.iter().enumerate() {
-                owners.insert(decl.tool.name.to_string(), plugin.name.clone());
+            for key in keys {
+                owners.0.insert(key, plugin.name.clone());
+            }
+            for index in 0..plugin.tools.len() {
                 catalog.tools.push(CatalogTool {
+                    plugin: plugin.clone(),
+                    index,
+                });
+            }
+            for index in 0..plugin.resources.len() {
+                catalog.resources.push(CatalogResource {
+                    plugin: plugin.clone(),
+                    index,
+                });
+            }
+            for index in 0..plugin.templates.len() {
+                catalog.templates.push(CatalogTemplate {
+                    plugin: plugin.clone(),
+                    index,
+                });
+            }
+            for index in 0..plugin.prompts.len() {
+                catalog.prompts.push(CatalogPrompt {
                     plugin: plugin.clone(),
                     index,
                 });
@@ -86,6 +179,31 @@ impl Catalog {
             .enumerate()
             .map(|(i, t)| (t.decl().tool.name.to_string(), i))
             .collect();
+        catalog
+            .resources
+            .sort_by(|a, b| a.decl().resource.uri.cmp(&b.decl().resource.uri));
+        catalog.resource_index = catalog
+            .resources
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.decl().resource.uri.clone(), i))
+            .collect();
+        catalog
+            .templates
+            .sort_by(|a, b| a.decl().template.uri_template.cmp(&b.decl().template.uri_template));
+        let mut order: Vec<usize> = (0..catalog.templates.len()).collect();
+        // Stable: equally specific templates keep their (sorted) order.
+        order.sort_by_key(|&i| std::cmp::Reverse(catalog.templates[i].decl().matcher.specificity()));
+        catalog.template_order = order;
+        catalog
+            .prompts
+            .sort_by(|a, b| a.decl().prompt.name.cmp(&b.decl().prompt.name));
+        catalog.prompt_index = catalog
+            .prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.decl().prompt.name.clone(), i))
+            .collect();
         (catalog, errors)
     }
 
@@ -100,6 +218,45 @@ impl Catalog {
 
     pub fn tool(&self, name: &str) -> Option<&CatalogTool> {
         self.tool_index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// All concrete resources, sorted by URI.
+    pub fn resources(&self) -> &[CatalogResource] {
+        &self.resources
+    }
+
+    /// All resource templates, sorted by template.
+    pub fn templates(&self) -> &[CatalogTemplate] {
+        &self.templates
+    }
+
+    /// All prompts, sorted by name.
+    pub fn prompts(&self) -> &[CatalogPrompt] {
+        &self.prompts
+    }
+
+    pub fn prompt(&self, name: &str) -> Option<&CatalogPrompt> {
+        self.prompt_index.get(name).map(|&i| &self.prompts[i])
+    }
+
+    pub fn template(&self, uri_template: &str) -> Option<&CatalogTemplate> {
+        self.templates
+            .binary_search_by(|t| t.decl().template.uri_template.as_str().cmp(uri_template))
+            .ok()
+            .map(|i| &self.templates[i])
+    }
+
+    /// The plugin that serves `uri`: the one that lists it, else the one
+    /// whose most specific template matches it.
+    pub fn resource_owner(&self, uri: &str) -> Option<&Arc<Plugin>> {
+        if let Some(&i) = self.resource_index.get(uri) {
+            return Some(&self.resources[i].plugin);
+        }
+        self.template_order
+            .iter()
+            .map(|&i| &self.templates[i])
+            .find(|t| t.decl().matcher.matches(uri).is_some())
+            .map(|t| &t.plugin)
     }
 }
 
@@ -117,7 +274,7 @@ impl CatalogHandle {
         self.0.load_full()
     }
 
-    pub fn replace(&self, catalog: Catalog) {
-        self.0.store(Arc::new(catalog));
+    pub fn replace(&self, catalog: Arc<Catalog>) {
+        self.0.store(catalog);
     }
 }

@@ -6,11 +6,12 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{JsonObject, Prompt, PromptArgument, Resource, ResourceTemplate, Tool, ToolAnnotations};
 use serde_json::Value;
 
 use crate::naming;
 use crate::runtime::bindings::types;
+use crate::uri_template::UriTemplate;
 
 /// A tool as Warden serves it: the MCP declaration plus compiled validators,
 /// so a call never re-parses a schema.
@@ -79,6 +80,191 @@ fn tool_decl(tool: types::Tool) -> Result<ToolDecl> {
         input,
         output,
     })
+}
+
+/// A concrete resource as Warden serves it.
+#[derive(Debug)]
+pub struct ResourceDecl {
+    pub resource: Resource,
+}
+
+/// A resource template, with its matcher.
+#[derive(Debug)]
+pub struct TemplateDecl {
+    pub template: ResourceTemplate,
+    pub matcher: UriTemplate,
+}
+
+/// A prompt, with the arguments it requires.
+#[derive(Debug)]
+pub struct PromptDecl {
+    pub prompt: Prompt,
+}
+
+impl PromptDecl {
+    /// Why `arguments` cannot be passed to this prompt, if they cannot.
+    pub fn check_arguments<'a>(&self, mut given: impl Iterator<Item = &'a str> + Clone) -> Result<(), String> {
+        let declared = self.prompt.arguments.as_deref().unwrap_or_default();
+        let missing: Vec<&str> = declared
+            .iter()
+            .filter(|a| a.required == Some(true) && !given.clone().any(|g| g == a.name))
+            .map(|a| a.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "prompt `{}` needs the argument{} {}",
+                self.prompt.name,
+                if missing.len() == 1 { "" } else { "s" },
+                quoted(&missing)
+            ));
+        }
+        if let Some(unknown) = given.find(|g| !declared.iter().any(|a| a.name == *g)) {
+            let names: Vec<&str> = declared.iter().map(|a| a.name.as_str()).collect();
+            return Err(format!(
+                "prompt `{}` has no argument `{unknown}`; its arguments are {}",
+                self.prompt.name,
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    quoted(&names)
+                }
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn quoted(names: &[&str]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// A URI must be absolute (`scheme:rest`) to be routed.
+fn check_uri(uri: &str) -> Result<()> {
+    let scheme = uri.split_once(':').map(|(scheme, _)| scheme).unwrap_or_default();
+    let valid_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    if !valid_scheme {
+        bail!("{uri:?} is not an absolute URI (`scheme:…`)");
+    }
+    if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        bail!("{uri:?} contains whitespace or control characters");
+    }
+    Ok(())
+}
+
+fn non_empty(field: &str, value: &str) -> Result<()> {
+    if value.trim().is_empty() {
+        bail!("field `{field}` is empty");
+    }
+    Ok(())
+}
+
+/// Validates a plugin's resource list: absolute, unique URIs and names.
+pub fn resources(declared: Vec<types::ResourceInfo>) -> Result<Vec<ResourceDecl>> {
+    let mut seen = HashSet::new();
+    let mut resources = Vec::with_capacity(declared.len());
+    for info in declared {
+        let uri = info.uri.clone();
+        if !seen.insert(uri.clone()) {
+            bail!("resource {uri:?} is declared twice");
+        }
+        let decl = (|| {
+            check_uri(&info.uri).context("field `uri`")?;
+            non_empty("name", &info.name)?;
+            let mut resource = Resource::new(info.uri, info.name);
+            if let Some(title) = info.title {
+                resource = resource.with_title(title);
+            }
+            if let Some(description) = info.description {
+                resource = resource.with_description(description);
+            }
+            if let Some(mime) = info.mime_type {
+                resource = resource.with_mime_type(mime);
+            }
+            if let Some(size) = info.size {
+                resource = resource.with_size(size);
+            }
+            Ok::<_, anyhow::Error>(ResourceDecl { resource })
+        })()
+        .with_context(|| format!("resource {uri:?}"))?;
+        resources.push(decl);
+    }
+    resources.sort_by(|a, b| a.resource.uri.cmp(&b.resource.uri));
+    Ok(resources)
+}
+
+/// Validates a plugin's resource templates: parseable RFC 6570, unique.
+pub fn templates(declared: Vec<types::ResourceTemplate>) -> Result<Vec<TemplateDecl>> {
+    let mut seen = HashSet::new();
+    let mut templates = Vec::with_capacity(declared.len());
+    for info in declared {
+        let text = info.uri_template.clone();
+        if !seen.insert(text.clone()) {
+            bail!("resource template {text:?} is declared twice");
+        }
+        let decl = (|| {
+            check_uri(&info.uri_template).context("field `uri-template`")?;
+            let matcher = UriTemplate::parse(&info.uri_template).context("field `uri-template`")?;
+            non_empty("name", &info.name)?;
+            let mut template = ResourceTemplate::new(info.uri_template, info.name);
+            if let Some(title) = info.title {
+                template = template.with_title(title);
+            }
+            if let Some(description) = info.description {
+                template = template.with_description(description);
+            }
+            if let Some(mime) = info.mime_type {
+                template = template.with_mime_type(mime);
+            }
+            Ok::<_, anyhow::Error>(TemplateDecl { template, matcher })
+        })()
+        .with_context(|| format!("resource template {text:?}"))?;
+        templates.push(decl);
+    }
+    templates.sort_by(|a, b| a.template.uri_template.cmp(&b.template.uri_template));
+    Ok(templates)
+}
+
+/// Validates a plugin's prompts: names like tool names, described, unique
+/// argument names.
+pub fn prompts(declared: Vec<types::Prompt>) -> Result<Vec<PromptDecl>> {
+    let mut seen = HashSet::new();
+    let mut prompts = Vec::with_capacity(declared.len());
+    for info in declared {
+        let name = info.name.clone();
+        if !seen.insert(name.clone()) {
+            bail!("prompt {name:?} is declared twice");
+        }
+        let decl = (|| {
+            naming::check_item_name(&info.name).context("field `name`")?;
+            let mut argument_names = HashSet::new();
+            let mut arguments = Vec::with_capacity(info.arguments.len());
+            for argument in info.arguments {
+                non_empty("arguments.name", &argument.name)?;
+                if !argument_names.insert(argument.name.clone()) {
+                    bail!("argument {:?} is declared twice", argument.name);
+                }
+                let mut mcp = PromptArgument::new(argument.name).with_required(argument.required);
+                if let Some(description) = argument.description {
+                    mcp = mcp.with_description(description);
+                }
+                arguments.push(mcp);
+            }
+            let description = info.description.filter(|d| !d.trim().is_empty()).unwrap_or_else(|| {
+                // Clients list prompts by description; never leave it out.
+                info.title.clone().unwrap_or_else(|| info.name.clone())
+            });
+            let mut prompt = Prompt::new(info.name, Some(description), Some(arguments));
+            if let Some(title) = info.title {
+                prompt = prompt.with_title(title);
+            }
+            Ok::<_, anyhow::Error>(PromptDecl { prompt })
+        })()
+        .with_context(|| format!("prompt {name:?}"))?;
+        prompts.push(decl);
+    }
+    prompts.sort_by(|a, b| a.prompt.name.cmp(&b.prompt.name));
+    Ok(prompts)
 }
 
 /// MCP requires tool schemas to be JSON objects with `"type": "object"`.

@@ -25,4 +25,5 @@ pub mod reconciler;
 pub mod runtime;
 pub mod serve;
 pub mod transport;
+pub mod uri_template;
 pub mod watcher;

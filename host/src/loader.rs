@@ -271,18 +271,15 @@ impl Loader {
             },
         );
         let plugin_name: Arc<str> = name.into();
-        let tools = match &exports.tools {
-            Some(indices) => {
-                let declared =
-                    Plugin::list_tools(runtime, &prepared, indices, CallContext::detached(plugin_name.clone()))
-                        .await
-                        .map_err(|failure| {
-                            anyhow!("{}", failure.describe(&plugin_name, &manifest_name, "`list-tools`"))
-                        })?;
-                declarations::tools(declared).context("its `list-tools` answer is malformed")?
-            }
-            None => Vec::new(),
-        };
+        let declared = Plugin::declared(runtime, &prepared, &exports, CallContext::detached(plugin_name.clone()))
+            .await
+            .map_err(|(failure, step)| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, step)))?;
+        let tools = declarations::tools(declared.tools).context("its `list-tools` answer is malformed")?;
+        let resources =
+            declarations::resources(declared.resources).context("its `list-resources` answer is malformed")?;
+        let templates =
+            declarations::templates(declared.templates).context("its `list-resource-templates` answer is malformed")?;
+        let prompts = declarations::prompts(declared.prompts).context("its `list-prompts` answer is malformed")?;
         Ok(Plugin {
             name: plugin_name,
             component_path: source.component.clone(),
@@ -293,6 +290,9 @@ impl Loader {
             prepared,
             exports,
             tools,
+            resources,
+            templates,
+            prompts,
         })
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use wasmtime::component::Component;
 
 use crate::cache::CodeOrigin;
-use crate::declarations::ToolDecl;
+use crate::declarations::{PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::runtime::bindings::{completions, prompts, resources, tools, types};
 use crate::runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
 
@@ -52,6 +52,18 @@ pub struct Plugin {
     pub prepared: Prepared,
     pub exports: Exports,
     pub tools: Vec<ToolDecl>,
+    pub resources: Vec<ResourceDecl>,
+    pub templates: Vec<TemplateDecl>,
+    pub prompts: Vec<PromptDecl>,
+}
+
+/// Everything a plugin declares at load, as it answered.
+#[derive(Default)]
+pub struct Declared {
+    pub tools: Vec<types::Tool>,
+    pub resources: Vec<types::ResourceInfo>,
+    pub templates: Vec<types::ResourceTemplate>,
+    pub prompts: Vec<types::Prompt>,
 }
 
 /// The file name of a plugin's manifest (which may not exist yet), as
@@ -69,6 +81,9 @@ pub fn manifest_name(component: &std::path::Path, manifest: Option<&std::path::P
 }
 
 pub type ToolReply = Result<types::CallResult, types::Error>;
+pub type ReadReply = Result<Vec<types::ResourceContents>, types::Error>;
+pub type PromptReply = Result<types::PromptResult, types::Error>;
+pub use completions::Reference as CompletionRef;
 
 impl Plugin {
     pub fn manifest_name(&self) -> String {
@@ -97,19 +112,105 @@ impl Plugin {
             .await
     }
 
-    /// Asks the plugin for its tools (done once, at load).
-    pub async fn list_tools(
+    /// Reads one resource in a fresh sandbox. Only called for a plugin that
+    /// declared the URI (or a template matching it).
+    pub async fn read_resource(
+        &self,
         runtime: &Runtime,
-        prepared: &Prepared,
-        indices: &tools::GuestIndices,
+        uri: &str,
         call: CallContext,
-    ) -> Result<Vec<types::Tool>, CallFailure> {
+    ) -> (Result<ReadReply, CallFailure>, CallReport) {
+        let Some(indices) = self.exports.resources.as_ref() else {
+            return (
+                Err(CallFailure::Unavailable("it exports no resources".into())),
+                CallReport::default(),
+            );
+        };
         runtime
-            .invoke(prepared, call, async |store, instance| {
+            .invoke(&self.prepared, call, async |store, instance| {
                 let guest = indices.load(&mut *store, &instance)?;
-                guest.call_list_tools(&mut *store).await
+                guest.call_read_resource(&mut *store, uri).await
             })
             .await
-            .0
+    }
+
+    /// Renders one prompt in a fresh sandbox.
+    pub async fn get_prompt(
+        &self,
+        runtime: &Runtime,
+        name: &str,
+        arguments: &[(String, String)],
+        call: CallContext,
+    ) -> (Result<PromptReply, CallFailure>, CallReport) {
+        let Some(indices) = self.exports.prompts.as_ref() else {
+            return (
+                Err(CallFailure::Unavailable("it exports no prompts".into())),
+                CallReport::default(),
+            );
+        };
+        runtime
+            .invoke(&self.prepared, call, async |store, instance| {
+                let guest = indices.load(&mut *store, &instance)?;
+                guest.call_get_prompt(&mut *store, name, arguments).await
+            })
+            .await
+    }
+
+    /// Asks for completions; a plugin without the `completions` export has none.
+    pub async fn complete(
+        &self,
+        runtime: &Runtime,
+        reference: &CompletionRef,
+        argument: &str,
+        value: &str,
+        call: CallContext,
+    ) -> (Result<Vec<String>, CallFailure>, CallReport) {
+        let Some(indices) = self.exports.completions.as_ref() else {
+            return (Ok(Vec::new()), CallReport::default());
+        };
+        runtime
+            .invoke(&self.prepared, call, async |store, instance| {
+                let guest = indices.load(&mut *store, &instance)?;
+                guest.call_complete(&mut *store, reference, argument, value).await
+            })
+            .await
+    }
+
+    /// Asks the plugin what it offers (done once, at load, in one sandbox).
+    pub async fn declared(
+        runtime: &Runtime,
+        prepared: &Prepared,
+        exports: &Exports,
+        call: CallContext,
+    ) -> Result<Declared, (CallFailure, &'static str)> {
+        let mut step = "`list-tools`";
+        let result = runtime
+            .invoke(prepared, call, async |store, instance| {
+                let mut declared = Declared::default();
+                if let Some(indices) = &exports.tools {
+                    declared.tools = indices
+                        .load(&mut *store, &instance)?
+                        .call_list_tools(&mut *store)
+                        .await?;
+                }
+                if let Some(indices) = &exports.resources {
+                    step = "`list-resources`";
+                    let guest = indices.load(&mut *store, &instance)?;
+                    declared.resources = guest.call_list_resources(&mut *store).await?;
+                    step = "`list-resource-templates`";
+                    declared.templates = guest.call_list_resource_templates(&mut *store).await?;
+                }
+                if let Some(indices) = &exports.prompts {
+                    step = "`list-prompts`";
+                    declared.prompts = indices
+                        .load(&mut *store, &instance)?
+                        .call_list_prompts(&mut *store)
+                        .await?;
+                }
+                Ok(declared)
+            })
+            .await
+            .0;
+        result.map_err(|failure| (failure, step))
     }
 }

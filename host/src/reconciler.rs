@@ -224,12 +224,15 @@ impl Reconciler {
             tracing::warn!("{message}");
         }
         self.refused = refused;
+        let before = self.catalog.snapshot();
         let visible = ListChanges {
-            tools: !same_tools(&self.catalog.snapshot(), &catalog),
-            ..ListChanges::NONE
+            tools: !same_tools(&before, &catalog),
+            resources: !same_resources(&before, &catalog),
+            prompts: !same_prompts(&before, &catalog),
         };
         let (plugins, tools) = (catalog.plugins().len(), catalog.tools().len());
-        self.catalog.replace(catalog);
+        let after = Arc::new(catalog);
+        self.catalog.replace(after.clone());
         tracing::debug!(
             plugins,
             tools,
@@ -237,10 +240,12 @@ impl Reconciler {
             unloaded = summary.unloaded,
             failed = summary.failed,
             tools_changed = visible.tools,
+            resources_changed = visible.resources,
+            prompts_changed = visible.prompts,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "catalog swapped"
         );
-        self.notifier.notify(visible).await;
+        self.notifier.notify(visible, before, after).await;
         summary
     }
 
@@ -334,6 +339,30 @@ fn key_stem(path: &Path, dir: &Path) -> String {
         Some(stem) if !inside_folder => stem.to_string(),
         _ => first,
     }
+}
+
+fn same_resources(old: &Catalog, new: &Catalog) -> bool {
+    old.resources().len() == new.resources().len()
+        && old.templates().len() == new.templates().len()
+        && old
+            .resources()
+            .iter()
+            .zip(new.resources())
+            .all(|(a, b)| a.decl().resource == b.decl().resource)
+        && old
+            .templates()
+            .iter()
+            .zip(new.templates())
+            .all(|(a, b)| a.decl().template == b.decl().template)
+}
+
+fn same_prompts(old: &Catalog, new: &Catalog) -> bool {
+    old.prompts().len() == new.prompts().len()
+        && old
+            .prompts()
+            .iter()
+            .zip(new.prompts())
+            .all(|(a, b)| a.decl().prompt == b.decl().prompt)
 }
 
 fn same_tools(old: &Catalog, new: &Catalog) -> bool {

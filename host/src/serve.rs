@@ -53,7 +53,8 @@ impl Host {
         let supported = if config.watch {
             ListChanges {
                 tools: true,
-                ..ListChanges::NONE
+                resources: true,
+                prompts: true,
             }
         } else {
             ListChanges::NONE

@@ -136,6 +136,22 @@ impl rmcp::ClientHandler for Recorder {
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.push("notifications/tools/list_changed", Value::Null);
     }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.push("notifications/resources/updated", params);
+    }
+
+    async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.push("notifications/resources/list_changed", Value::Null);
+    }
+
+    async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.push("notifications/prompts/list_changed", Value::Null);
+    }
 }
 
 pub struct Server {

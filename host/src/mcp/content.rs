@@ -1,9 +1,10 @@
-//! Turning a plugin's call result into an MCP `CallToolResult`, checking it
-//! against the tool's output schema and the plugin's output limit on the way.
+//! Turning a plugin's answers into MCP results — a tool call's
+//! `CallToolResult`, a read's contents, a prompt's messages — checking them
+//! against the declarations and the plugin's output limit on the way.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents};
+use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, PromptMessage, Resource, ResourceContents, Role};
 use serde_json::Value;
 
 use crate::declarations::{self, ToolDecl};
@@ -19,18 +20,78 @@ pub enum ContentError {
 }
 
 impl ContentError {
-    pub fn describe(&self, plugin: &str, manifest: &str, tool: &str) -> String {
+    /// `what` names what was run, e.g. "`text_stats`" or "a read of `notes://a`".
+    pub fn describe(&self, plugin: &str, manifest: &str, what: &str) -> String {
         match self {
             ContentError::Malformed(why) => {
-                format!("plugin `{plugin}` returned a malformed result from `{tool}`: {why}")
+                format!("plugin `{plugin}` returned a malformed result from {what}: {why}")
             }
             ContentError::TooLarge { bytes, limit } => format!(
-                "plugin `{plugin}` returned {bytes} bytes from `{tool}`, more than its output limit of {}; \
+                "plugin `{plugin}` returned {bytes} bytes from {what}, more than its output limit of {}; \
                  the operator can raise `[limits] output` in {manifest}",
                 format_size(*limit)
             ),
         }
     }
+}
+
+/// How many bytes a piece of content takes on the wire (blobs as base64).
+fn content_bytes(content: &types::Content) -> u64 {
+    match content {
+        types::Content::Text(t) => t.len() as u64,
+        types::Content::Image(b) | types::Content::Audio(b) => base64_len(b.data.len()),
+        types::Content::EmbeddedResource(r) => body_bytes(&r.body),
+        types::Content::ResourceLink(_) => 0,
+    }
+}
+
+fn body_bytes(body: &types::ResourceBody) -> u64 {
+    match body {
+        types::ResourceBody::Text(t) => t.len() as u64,
+        types::ResourceBody::Blob(b) => base64_len(b.len()),
+    }
+}
+
+fn base64_len(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(3) * 4
+}
+
+fn within_limit(bytes: u64, limit: u64) -> Result<(), ContentError> {
+    if bytes > limit {
+        return Err(ContentError::TooLarge { bytes, limit });
+    }
+    Ok(())
+}
+
+/// Converts and checks a successful `read-resource` answer.
+pub fn read_contents(
+    contents: Vec<types::ResourceContents>,
+    output_limit: u64,
+) -> Result<Vec<ResourceContents>, ContentError> {
+    within_limit(contents.iter().map(|c| body_bytes(&c.body)).sum(), output_limit)?;
+    Ok(contents.into_iter().map(resource_contents).collect())
+}
+
+/// Converts and checks a successful `get-prompt` answer.
+pub fn prompt_result(reply: types::PromptResult, output_limit: u64) -> Result<GetPromptResult, ContentError> {
+    within_limit(
+        reply.messages.iter().map(|m| content_bytes(&m.content)).sum(),
+        output_limit,
+    )?;
+    let messages = reply
+        .messages
+        .into_iter()
+        .map(|m| {
+            let role = match m.role {
+                types::Role::User => Role::User,
+                types::Role::Assistant => Role::Assistant,
+            };
+            PromptMessage::new(role, content_block(m.content))
+        })
+        .collect();
+    let mut result = GetPromptResult::new(messages);
+    result.description = reply.description;
+    Ok(result)
 }
 
 pub fn content_block(content: types::Content) -> ContentBlock {
@@ -76,26 +137,9 @@ pub fn call_result(
 ) -> Result<CallToolResult, ContentError> {
     // Check the cheap bound before converting anything: a hostile plugin's
     // 100 MB answer must not be base64-encoded only to be refused.
-    let raw_bytes: u64 = reply
-        .content
-        .iter()
-        .map(|c| match c {
-            types::Content::Text(t) => t.len() as u64,
-            types::Content::Image(b) | types::Content::Audio(b) => (b.data.len() as u64).div_ceil(3) * 4,
-            types::Content::EmbeddedResource(r) => match &r.body {
-                types::ResourceBody::Text(t) => t.len() as u64,
-                types::ResourceBody::Blob(b) => (b.len() as u64).div_ceil(3) * 4,
-            },
-            types::Content::ResourceLink(_) => 0,
-        })
-        .sum::<u64>()
+    let raw_bytes: u64 = reply.content.iter().map(content_bytes).sum::<u64>()
         + reply.structured_content.as_ref().map_or(0, |s| s.len() as u64);
-    if raw_bytes > output_limit {
-        return Err(ContentError::TooLarge {
-            bytes: raw_bytes,
-            limit: output_limit,
-        });
-    }
+    within_limit(raw_bytes, output_limit)?;
     let structured = match reply.structured_content {
         Some(text) => Some(
             serde_json::from_str::<Value>(&text)

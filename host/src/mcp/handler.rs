@@ -4,10 +4,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, ServerCapabilities, ServerConfig, SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
+// Deprecated in rmcp with all of logging (SEP-2577), but part of the
+// 2025-11-25 wire Warden serves.
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
@@ -15,12 +22,16 @@ use tokio::sync::mpsc;
 
 use super::content::{self, ContentError};
 use super::in_flight::InFlight;
-use super::notifier::{ListChanges, Notifier};
+use super::logging::{self, Level};
+use super::notifier::{Notifier, Swap};
 use super::pagination;
+use super::session::Session;
 use crate::audit::{self, AuditLog, Outcome};
 use crate::catalog::CatalogHandle;
 use crate::declarations;
-use crate::runtime::{CallContext, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
+use crate::plugin::{CompletionRef, Plugin};
+use crate::runtime::bindings::types;
+use crate::runtime::{CallContext, CallFailure, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
 
 /// What every connection shares: one catalog, one runtime, one audit log,
 /// and the notifier that tells every client when the catalog changes.
@@ -36,16 +47,20 @@ pub struct Shared {
 #[derive(Clone)]
 pub struct WardenServer {
     shared: Arc<Shared>,
+    session: Arc<Session>,
 }
 
 impl WardenServer {
     pub fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
+        Self {
+            shared,
+            session: Arc::new(Session::default()),
+        }
     }
 }
 
-/// List results change only when plugins are reloaded, and the catalog is
-/// the same for every client.
+/// List and read results change only when plugins are reloaded, and the
+/// catalog is the same for every client.
 const LIST_TTL_MS: u64 = 0;
 
 struct Audit<'a> {
@@ -78,7 +93,9 @@ impl Audit<'_> {
     }
 }
 
-/// Cache hints (`ttlMs`, `cacheScope`) exist on the 2026-07-28 wire only.
+/// Cache hints (`ttlMs`, `cacheScope`) exist on the 2026-07-28 wire only,
+/// and the removed methods (`logging/setLevel`, `resources/subscribe`) on the
+/// 2025-11-25 wire only. The request's own era counts, not the session's.
 fn is_2026(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
@@ -89,50 +106,172 @@ fn error_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-/// Forwards a call's progress to the client until the call's sandbox is
-/// dropped. Progress must increase; anything else is dropped.
-async fn forward_progress(peer: Peer<RoleServer>, token: ProgressToken, mut events: mpsc::Receiver<GuestEvent>) {
+/// `-32602` for a URI no plugin serves, with the URI in `data` as the
+/// 2026-07-28 wire asks.
+fn resource_not_found(uri: &str, detail: Option<String>) -> McpError {
+    let message = detail.unwrap_or_else(|| {
+        format!("no resource `{uri}`; call resources/list and resources/templates/list for what this server offers")
+    });
+    McpError::invalid_params(message, Some(serde_json::json!({ "uri": uri })))
+}
+
+/// Where one call's guest events go.
+struct EventRoute {
+    plugin: Arc<str>,
+    progress: Option<ProgressToken>,
+    log_level: Option<Level>,
+}
+
+/// Forwards a call's progress and log messages to the client until the
+/// call's sandbox is dropped. Progress must increase; anything else is
+/// dropped, as are log messages below the level the client asked for.
+#[allow(deprecated)] // logging: see mcp/logging.rs
+async fn forward_events(peer: Peer<RoleServer>, route: EventRoute, mut events: mpsc::Receiver<GuestEvent>) {
     let mut last = f64::NEG_INFINITY;
     while let Some(event) = events.recv().await {
-        let GuestEvent::Progress {
-            progress,
-            total,
-            message,
-        } = event
-        else {
-            continue;
+        let sent = match event {
+            GuestEvent::Progress {
+                progress,
+                total,
+                message,
+            } => {
+                let Some(token) = &route.progress else { continue };
+                if !progress.is_finite() || progress <= last {
+                    continue;
+                }
+                last = progress;
+                let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                if let Some(total) = total.filter(|t| t.is_finite()) {
+                    param = param.with_total(total);
+                }
+                if let Some(message) = message {
+                    param = param.with_message(message);
+                }
+                peer.notify_progress(param).await
+            }
+            GuestEvent::Log { level, message } => {
+                let level = Level::from(level);
+                match route.log_level {
+                    Some(threshold) if level >= threshold => {
+                        peer.notify_logging_message(logging::message(&route.plugin, level, message))
+                            .await
+                    }
+                    _ => continue,
+                }
+            }
         };
-        if !progress.is_finite() || progress <= last {
-            continue;
-        }
-        last = progress;
-        let mut param = ProgressNotificationParam::new(token.clone(), progress);
-        if let Some(total) = total.filter(|t| t.is_finite()) {
-            param = param.with_total(total);
-        }
-        if let Some(message) = message {
-            param = param.with_message(message);
-        }
-        if peer.notify_progress(param).await.is_err() {
+        if sent.is_err() {
             break;
         }
     }
 }
 
+/// One plugin invocation on behalf of a request: its call context, and the
+/// task forwarding its events, which must finish before the response.
+struct Invocation {
+    call: CallContext,
+    forwarder: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Invocation {
+    /// Waits until every event of the (finished) call has been sent: progress
+    /// and log messages come before the response, never after it.
+    async fn flush(self) {
+        drop(self.call);
+        if let Some(task) = self.forwarder {
+            let _ = task.await;
+        }
+    }
+}
+
+/// A plugin failure outside a tool call is a JSON-RPC error: the request
+/// could not be answered.
+fn failure_error(failure: &CallFailure, plugin: &Plugin, what: &str) -> McpError {
+    let text = failure.describe(&plugin.name, &plugin.manifest_name(), what);
+    tracing::warn!("{text}");
+    McpError::internal_error(text, None)
+}
+
+fn content_error(error: &ContentError, plugin: &Plugin, what: &str) -> McpError {
+    let text = error.describe(&plugin.name, &plugin.manifest_name(), what);
+    tracing::warn!("{text}");
+    McpError::internal_error(text, None)
+}
+
+impl WardenServer {
+    /// The level at or above which this request's plugin logs reach the client.
+    fn log_level(&self, context: &RequestContext<RoleServer>) -> Option<Level> {
+        if is_2026(context) {
+            logging::requested(&context.meta)
+        } else {
+            self.session.log_level()
+        }
+    }
+
+    fn invocation(&self, plugin: &Arc<str>, context: &RequestContext<RoleServer>) -> Invocation {
+        let route = EventRoute {
+            plugin: plugin.clone(),
+            progress: context.meta.get_progress_token(),
+            log_level: self.log_level(context),
+        };
+        let (events, forwarder) = if route.progress.is_some() || route.log_level.is_some() {
+            let (sender, receiver) = mpsc::channel(EVENT_BACKLOG);
+            let task = tokio::spawn(forward_events(context.peer.clone(), route, receiver));
+            (Some(sender), Some(task))
+        } else {
+            (None, None)
+        };
+        Invocation {
+            call: CallContext {
+                plugin: plugin.clone(),
+                events,
+                cancel: context.ct.clone(),
+            },
+            forwarder,
+        }
+    }
+}
+
+/// Sets the 2026-07-28 cache hints on a list or read result.
+macro_rules! cache_hints {
+    ($result:expr, $context:expr) => {
+        if is_2026($context) {
+            $result.with_ttl_ms(LIST_TTL_MS).with_cache_scope(CacheScope::Public)
+        } else {
+            $result
+        }
+    };
+}
+
+// Logging and `resources/subscribe` are deprecated in rmcp (they are gone
+// from the 2026-07-28 wire) but are part of the 2025-11-25 wire we serve.
+#[allow(deprecated)]
 impl ServerHandler for WardenServer {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        let supported = self.shared.notifier.supported();
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_prompts()
+            .enable_logging()
+            .enable_completions()
+            .build();
         // `listChanged` only when the catalog can change while serving.
-        if self.shared.notifier.supported().tools
-            && let Some(tools) = capabilities.tools.as_mut()
-        {
-            tools.list_changed = Some(true);
+        if let Some(tools) = capabilities.tools.as_mut() {
+            tools.list_changed = supported.tools.then_some(true);
+        }
+        if let Some(resources) = capabilities.resources.as_mut() {
+            resources.subscribe = Some(true);
+            resources.list_changed = supported.resources.then_some(true);
+        }
+        if let Some(prompts) = capabilities.prompts.as_mut() {
+            prompts.list_changed = supported.prompts.then_some(true);
         }
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("warden", env!("CARGO_PKG_VERSION"))
                     .with_title("Warden")
-                    .with_description("Tools from sandboxed WebAssembly plugins"),
+                    .with_description("Tools, resources and prompts from sandboxed WebAssembly plugins"),
             )
             .with_instructions(
                 "Tools here run in sandboxed WebAssembly plugins with only the access the operator granted. \
@@ -141,38 +280,49 @@ impl ServerHandler for WardenServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // A handshake-era session: list changes reach it through its peer.
-        self.shared.notifier.register_session(context.peer);
+        // A handshake-era session: list changes and resource updates reach it
+        // through its peer.
+        self.shared
+            .notifier
+            .register_session(context.peer, self.session.clone());
     }
 
-    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         // rmcp narrows this to what was requested and what `get_info` advertises.
         let supported = self.shared.notifier.supported();
         let mut filter = SubscriptionFilter::default();
         filter.tools_list_changed = supported.tools.then_some(true);
         filter.resources_list_changed = supported.resources.then_some(true);
         filter.prompts_list_changed = supported.prompts.then_some(true);
+        // Only URIs some plugin serves can be subscribed to.
+        let catalog = self.shared.catalog.snapshot();
+        filter.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| catalog.resource_owner(uri).is_some())
+                .cloned()
+                .collect()
+        });
         Some(filter)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let mut changes = self.shared.notifier.subscribe();
+        let mut swaps = self.shared.notifier.subscribe();
         let accepted = context.accepted().clone();
+        let subscribed = accepted.resource_subscriptions.clone().unwrap_or_default();
         loop {
-            let changes = tokio::select! {
+            let swap = tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = changes.recv() => match changed {
-                    Ok(changes) => changes,
-                    // Missed some: every list may have changed.
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => ListChanges {
-                        tools: true,
-                        resources: true,
-                        prompts: true,
-                    },
+                swapped = swaps.recv() => match swapped {
+                    Ok(swap) => swap,
+                    // Missed some: every list and resource may have changed.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        Arc::new(Swap::everything(self.shared.catalog.snapshot()))
+                    }
                     // The server is shutting down: end the stream gracefully.
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
                 },
             };
+            let changes = swap.lists;
             let sink = context.sink();
             let sent = async {
                 if changes.tools && accepted.tools_list_changed == Some(true) {
@@ -184,6 +334,9 @@ impl ServerHandler for WardenServer {
                 if changes.prompts && accepted.prompts_list_changed == Some(true) {
                     sink.notify_prompt_list_changed().await?;
                 }
+                for uri in subscribed.iter().filter(|uri| swap.updated(uri)) {
+                    sink.notify_resource_updated(uri.clone()).await?;
+                }
                 Ok::<(), rmcp::service::SubscriptionSendError>(())
             };
             if let Err(error) = sent.await {
@@ -191,6 +344,19 @@ impl ServerHandler for WardenServer {
                 return Ok(());
             }
         }
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if is_2026(&context) {
+            // Removed from the 2026-07-28 wire: a request carries its level.
+            return Err(McpError::method_not_found::<SetLevelRequestMethod>());
+        }
+        self.session.set_log_level(request.level.into());
+        Ok(())
     }
 
     async fn list_tools(
@@ -202,12 +368,231 @@ impl ServerHandler for WardenServer {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let (range, next) = pagination::page(cursor, catalog.tools().len())?;
         let tools = catalog.tools()[range].iter().map(|t| t.decl().tool.clone()).collect();
-        let mut result = ListToolsResult::with_all_items(tools);
-        if is_2026(&context) {
-            result = result.with_ttl_ms(LIST_TTL_MS).with_cache_scope(CacheScope::Public);
-        }
+        let mut result = cache_hints!(ListToolsResult::with_all_items(tools), &context);
         result.next_cursor = next;
         Ok(result)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let catalog = self.shared.catalog.snapshot();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (range, next) = pagination::page(cursor, catalog.resources().len())?;
+        let resources = catalog.resources()[range]
+            .iter()
+            .map(|r| r.decl().resource.clone())
+            .collect();
+        let mut result = cache_hints!(ListResourcesResult::with_all_items(resources), &context);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let catalog = self.shared.catalog.snapshot();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (range, next) = pagination::page(cursor, catalog.templates().len())?;
+        let templates = catalog.templates()[range]
+            .iter()
+            .map(|t| t.decl().template.clone())
+            .collect();
+        let mut result = cache_hints!(ListResourceTemplatesResult::with_all_items(templates), &context);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let catalog = self.shared.catalog.snapshot();
+        let uri = request.uri;
+        let Some(plugin) = catalog.resource_owner(&uri) else {
+            return Err(resource_not_found(&uri, None));
+        };
+        let _running = self.shared.in_flight.enter();
+        let invocation = self.invocation(&plugin.name, &context);
+        let (reply, _report) = plugin
+            .read_resource(&self.shared.runtime, &uri, invocation.call.clone())
+            .await;
+        invocation.flush().await;
+        let what = format!("a read of `{uri}`");
+        let contents = match reply {
+            Err(failure) => return Err(failure_error(&failure, plugin, &what)),
+            Ok(Err(types::Error::NotFound(why) | types::Error::InvalidArguments(why))) => {
+                return Err(resource_not_found(&uri, Some(format!("no resource `{uri}`: {why}"))));
+            }
+            Ok(Err(types::Error::Failed(why))) => {
+                return Err(McpError::internal_error(
+                    format!("plugin `{}` could not read `{uri}`: {why}", plugin.name),
+                    Some(serde_json::json!({ "uri": uri })),
+                ));
+            }
+            Ok(Ok(contents)) => contents,
+        };
+        // A read that finds nothing is "not found", never empty contents.
+        if contents.is_empty() {
+            return Err(resource_not_found(&uri, None));
+        }
+        let contents = content::read_contents(contents, plugin.prepared.policy.limits.output)
+            .map_err(|error| content_error(&error, plugin, &what))?;
+        Ok(cache_hints!(ReadResourceResult::new(contents), &context).into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if is_2026(&context) {
+            return Err(McpError::method_not_found::<SubscribeRequestMethod>());
+        }
+        if self.shared.catalog.snapshot().resource_owner(&request.uri).is_none() {
+            return Err(resource_not_found(&request.uri, None));
+        }
+        self.session.subscribe(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if is_2026(&context) {
+            return Err(McpError::method_not_found::<UnsubscribeRequestMethod>());
+        }
+        self.session.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let catalog = self.shared.catalog.snapshot();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (range, next) = pagination::page(cursor, catalog.prompts().len())?;
+        let prompts = catalog.prompts()[range]
+            .iter()
+            .map(|p| p.decl().prompt.clone())
+            .collect();
+        let mut result = cache_hints!(ListPromptsResult::with_all_items(prompts), &context);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let catalog = self.shared.catalog.snapshot();
+        let Some(entry) = catalog.prompt(&request.name) else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown prompt `{}`; call prompts/list for the prompts this server offers",
+                    request.name
+                ),
+                Some(serde_json::json!({ "name": request.name })),
+            ));
+        };
+        let mut arguments: Vec<(String, String)> = Vec::new();
+        for (name, value) in request.arguments.unwrap_or_default() {
+            // Prompt arguments are strings; other JSON is passed as its text.
+            let value = match value {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            arguments.push((name, value));
+        }
+        entry
+            .decl()
+            .check_arguments(arguments.iter().map(|(name, _)| name.as_str()))
+            .map_err(|why| McpError::invalid_params(why, Some(serde_json::json!({ "name": request.name }))))?;
+        let plugin = &entry.plugin;
+        let _running = self.shared.in_flight.enter();
+        let invocation = self.invocation(&plugin.name, &context);
+        let (reply, _report) = plugin
+            .get_prompt(&self.shared.runtime, &request.name, &arguments, invocation.call.clone())
+            .await;
+        invocation.flush().await;
+        let what = format!("prompt `{}`", request.name);
+        match reply {
+            Err(failure) => Err(failure_error(&failure, plugin, &what)),
+            Ok(Err(types::Error::NotFound(why) | types::Error::InvalidArguments(why))) => {
+                Err(McpError::invalid_params(
+                    format!("{what}: {why}"),
+                    Some(serde_json::json!({ "name": request.name })),
+                ))
+            }
+            Ok(Err(types::Error::Failed(why))) => Err(McpError::internal_error(
+                format!("plugin `{}` could not render {what}: {why}", plugin.name),
+                None,
+            )),
+            Ok(Ok(reply)) => content::prompt_result(reply, plugin.prepared.policy.limits.output)
+                .map(Into::into)
+                .map_err(|error| content_error(&error, plugin, &what)),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let catalog = self.shared.catalog.snapshot();
+        let (plugin, reference) = match &request.r#ref {
+            Reference::Prompt(prompt) => {
+                let Some(entry) = catalog.prompt(&prompt.name) else {
+                    return Err(McpError::invalid_params(
+                        format!("unknown prompt `{}`", prompt.name),
+                        Some(serde_json::json!({ "name": prompt.name })),
+                    ));
+                };
+                (&entry.plugin, CompletionRef::Prompt(prompt.name.clone()))
+            }
+            Reference::Resource(template) => {
+                let Some(entry) = catalog.template(&template.uri) else {
+                    return Err(McpError::invalid_params(
+                        format!(
+                            "unknown resource template `{}`; call resources/templates/list for the templates",
+                            template.uri
+                        ),
+                        Some(serde_json::json!({ "uri": template.uri })),
+                    ));
+                };
+                (&entry.plugin, CompletionRef::ResourceTemplate(template.uri.clone()))
+            }
+            _ => return Ok(CompleteResult::default()),
+        };
+        let _running = self.shared.in_flight.enter();
+        let invocation = self.invocation(&plugin.name, &context);
+        let (reply, _report) = plugin
+            .complete(
+                &self.shared.runtime,
+                &reference,
+                &request.argument.name,
+                &request.argument.value,
+                invocation.call.clone(),
+            )
+            .await;
+        invocation.flush().await;
+        let mut values = reply.map_err(|failure| failure_error(&failure, plugin, "`complete`"))?;
+        let total = values.len();
+        let has_more = total > CompletionInfo::MAX_VALUES;
+        values.truncate(CompletionInfo::MAX_VALUES);
+        let completion = CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more)
+            .map_err(|e| McpError::internal_error(e, None))?;
+        Ok(CompleteResult::new(completion))
     }
 
     async fn call_tool(
@@ -249,27 +634,18 @@ impl ServerHandler for WardenServer {
             .into());
         }
 
-        let (events, forwarder) = match context.meta.get_progress_token() {
-            Some(token) => {
-                let (sender, receiver) = mpsc::channel(EVENT_BACKLOG);
-                let task = tokio::spawn(forward_progress(context.peer.clone(), token, receiver));
-                (Some(sender), Some(task))
-            }
-            None => (None, None),
-        };
-        let call = CallContext {
-            plugin: plugin.name.clone(),
-            events,
-            cancel: context.ct.clone(),
-        };
+        let invocation = self.invocation(&plugin.name, &context);
         let (reply, report) = plugin
-            .call_tool(&self.shared.runtime, &request.name, arguments_text, call)
+            .call_tool(
+                &self.shared.runtime,
+                &request.name,
+                arguments_text,
+                invocation.call.clone(),
+            )
             .await;
-        // The sandbox (and its event sender) is gone: flush progress before
-        // the response, never after it.
-        if let Some(task) = forwarder {
-            let _ = task.await;
-        }
+        // The sandbox (and its event sender) is gone: flush progress and logs
+        // before the response, never after it.
+        invocation.flush().await;
 
         let tool_desc = format!("`{}`", request.name);
         let result = match reply {
@@ -294,7 +670,7 @@ impl ServerHandler for WardenServer {
                     result
                 }
                 Err(error) => {
-                    let text = error.describe(&plugin.name, &plugin.manifest_name(), &request.name);
+                    let text = error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
                     let outcome = match error {
                         ContentError::TooLarge { .. } => Outcome::OutputLimit,
                         ContentError::Malformed(_) => Outcome::ToolError,

@@ -4,8 +4,10 @@
 mod content;
 mod handler;
 mod in_flight;
+mod logging;
 pub mod notifier;
 mod pagination;
+mod session;
 
 pub use handler::{Shared, WardenServer};
 pub use in_flight::InFlight;

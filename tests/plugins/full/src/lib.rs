@@ -157,18 +157,21 @@ impl prompts::Guest for Full {
 }
 
 impl completions::Guest for Full {
-    /// Case-insensitive prefix match over a fixed list.
+    /// Case-insensitive prefix match over a fixed list. The argument `bulk`
+    /// of the greet prompt offers 150 values, more than one answer may hold.
     fn complete(reference: Reference, argument: String, value: String) -> Vec<String> {
-        let candidates: &[&str] = match (&reference, argument.as_str()) {
-            (Reference::Prompt(prompt), "name") if prompt == "greet" => &NAMES,
-            (Reference::ResourceTemplate(template), "id") if template == ITEM_TEMPLATE => &ITEM_IDS,
-            _ => &[],
+        let candidates: Vec<String> = match (&reference, argument.as_str()) {
+            (Reference::Prompt(prompt), "name") if prompt == "greet" => NAMES.map(String::from).to_vec(),
+            (Reference::Prompt(prompt), "bulk") if prompt == "greet" => (0..150).map(|i| format!("v{i:03}")).collect(),
+            (Reference::ResourceTemplate(template), "id") if template == ITEM_TEMPLATE => {
+                ITEM_IDS.map(String::from).to_vec()
+            }
+            _ => Vec::new(),
         };
         let prefix = value.to_lowercase();
         candidates
-            .iter()
+            .into_iter()
             .filter(|candidate| candidate.to_lowercase().starts_with(&prefix))
-            .map(|candidate| candidate.to_string())
             .collect()
     }
 }
