@@ -454,3 +454,80 @@ async fn progress_and_list_changes_reach_http_clients() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
+
+#[tokio::test]
+#[allow(deprecated)] // logging/setLevel: deprecated in rmcp, still on the 2025-11-25 wire
+async fn resources_prompts_and_logs_over_http() {
+    use rmcp::model::{GetPromptRequestParams, LoggingLevel, ReadResourceRequestParams, RequestMetaObject};
+    let dir = PluginDir::with(&["full", "conformance"]);
+    let warden = HttpWarden::start(dir.path(), &[]).await;
+    for era in ERAS {
+        let recorder = Recorder::default();
+        let transport = StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(
+            warden.url.clone(),
+        ));
+        let lifecycle = match era {
+            Era::Handshake => ClientLifecycleMode::Initialize,
+            Era::Stateless => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        };
+        let client = recorder
+            .clone()
+            .serve_with_lifecycle(transport, lifecycle)
+            .await
+            .unwrap();
+
+        let read = client
+            .read_resource(ReadResourceRequestParams::new("mem://items/7"))
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&read.contents).unwrap(),
+            json!([{ "uri": "mem://items/7", "mimeType": "text/plain", "text": "item 7" }]),
+            "{era:?}"
+        );
+        let Value::Object(arguments) = json!({ "arg1": "hello", "arg2": "world" }) else {
+            unreachable!()
+        };
+        let prompt = client
+            .get_prompt(GetPromptRequestParams::new("test_prompt_with_arguments").with_arguments(arguments))
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&prompt.messages).unwrap()[0]["content"]["text"],
+            "Prompt with arguments: arg1='hello', arg2='world'"
+        );
+
+        // Log messages travel on the request's own stream, before its result.
+        let mut params = CallToolRequestParams::new("test_tool_with_logging");
+        match era {
+            Era::Handshake => client
+                .set_level(rmcp::model::SetLevelRequestParams::new(LoggingLevel::Info))
+                .await
+                .unwrap(),
+            Era::Stateless => {
+                let mut meta = RequestMetaObject::new();
+                meta.set_log_level(LoggingLevel::Info);
+                params.meta = Some(meta);
+            }
+        }
+        client.call_tool(params).await.unwrap();
+        let messages: Vec<Value> = recorder
+            .take_at_least("notifications/message", 3)
+            .await
+            .into_iter()
+            .map(|p| p["data"].clone())
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                "Tool execution started",
+                "Tool processing data",
+                "Tool execution completed"
+            ],
+            "{era:?}"
+        );
+        client.cancel().await.unwrap();
+    }
+}

@@ -229,14 +229,19 @@ async fn completions_are_routed_and_capped_at_100() {
     }
 }
 
-/// The messages `notifications/message` carried so far, as (level, logger, data).
-fn log_messages(server: &support::Server) -> Vec<(String, String, String)> {
+/// The messages `notifications/message` carried, as (level, logger, data),
+/// once `count` have arrived (or the wait ran out).
+async fn log_messages(server: &support::Server, count: usize) -> Vec<(String, String, String)> {
+    if count == 0 {
+        // A round trip, so a message sent before the last result has been handled.
+        server.client.list_tools(None).await.unwrap();
+    }
     server
         .recorder
-        .take()
+        .take_at_least("notifications/message", count)
+        .await
         .into_iter()
-        .filter(|(method, _)| method == "notifications/message")
-        .map(|(_, p)| {
+        .map(|p| {
             (
                 p["level"].as_str().unwrap().to_string(),
                 p["logger"].as_str().unwrap_or_default().to_string(),
@@ -261,14 +266,14 @@ async fn plugin_logs_reach_a_client_that_asked_for_them() {
     // 2025-11-25: nothing until logging/setLevel, then what passes the level.
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
     server.call("test_tool_with_logging", json!({})).await;
-    assert_eq!(log_messages(&server), [], "no level set: no messages");
+    assert_eq!(log_messages(&server, 0).await, [], "no level set: no messages");
     server
         .client
         .set_level(SetLevelRequestParams::new(LoggingLevel::Warning))
         .await
         .unwrap();
     server.call("test_tool_with_logging", json!({})).await;
-    assert_eq!(log_messages(&server), [], "info is below warning");
+    assert_eq!(log_messages(&server, 0).await, [], "info is below warning");
     server
         .client
         .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
@@ -276,7 +281,7 @@ async fn plugin_logs_reach_a_client_that_asked_for_them() {
         .unwrap();
     let result = server.call("test_tool_with_logging", json!({})).await;
     assert!(!support::is_error(&result));
-    assert_eq!(log_messages(&server), expected, "all three, before the result");
+    assert_eq!(log_messages(&server, 3).await, expected, "all three");
     let log = server.stop().await;
     assert!(
         log.contains("Tool processing data"),
@@ -286,13 +291,13 @@ async fn plugin_logs_reach_a_client_that_asked_for_them() {
     // 2026-07-28: the request carries its level; logging/setLevel is gone.
     let server = serve(dir.path(), Era::Stateless, &["--no-watch"]).await;
     server.call("test_logging_tool", json!({})).await;
-    assert_eq!(log_messages(&server), [], "no level in _meta: no messages");
+    assert_eq!(log_messages(&server, 0).await, [], "no level in _meta: no messages");
     let mut params = rmcp::model::CallToolRequestParams::new("test_tool_with_logging");
     let mut meta = RequestMetaObject::new();
     meta.set_log_level(LoggingLevel::Info);
     params.meta = Some(meta);
     server.client.call_tool(params).await.unwrap();
-    assert_eq!(log_messages(&server), expected);
+    assert_eq!(log_messages(&server, 3).await, expected);
     let error = mcp_error(
         server
             .client
@@ -341,6 +346,59 @@ async fn a_subscribed_resource_is_reported_updated_when_its_plugin_reloads() {
         .filter(|(method, _)| method == "notifications/resources/updated")
         .map(|(_, params)| params["uri"].clone())
         .collect();
-    assert_eq!(updated, [json!("mem://items/7")]);
+    // One notification per reload (a rewrite may be seen as more than one).
+    assert!(
+        !updated.is_empty() && updated.iter().all(|uri| *uri == json!("mem://items/7")),
+        "{updated:?}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_plugin_exposing_a_taken_uri_template_or_prompt_is_refused_whole() {
+    for (kind, expected) in [
+        (
+            "resource",
+            "its resource `mem://readme` is already provided by plugin `full`",
+        ),
+        (
+            "template",
+            "its resource template `mem://items/{id}` is already provided by plugin `full`",
+        ),
+        ("prompt", "its prompt `greet` is already provided by plugin `full`"),
+    ] {
+        // Named to sort after `full`: of two clashing plugins, the later name is refused.
+        let dir = PluginDir::with(&["full"]);
+        dir.add("clash", "later");
+        dir.write("later.toml", format!("[environment]\nset = {{ CLASH = \"{kind}\" }}\n"));
+        let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+        // The first plugin keeps serving what it declared; nothing of the
+        // refused one is visible, not even what did not clash.
+        let readme = server
+            .client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new("mem://readme"))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&readme.contents[0]).2, "hello resource", "{kind}");
+        let listed = server.client.list_resources(None).await.unwrap();
+        assert!(listed.resources.iter().all(|r| r.uri != "clash://own"), "{kind}");
+        let log = server.stop().await;
+        let line = log
+            .lines()
+            .find(|l| l.contains("skipped plugin"))
+            .unwrap_or_else(|| panic!("no skip line in:\n{log}"));
+        assert!(line.contains("later.wasm") && line.contains(expected), "{kind}: {line}");
+    }
+
+    // Without a clash, both load and each serves its own.
+    let dir = PluginDir::with(&["full"]);
+    dir.add("clash", "later");
+    let server = serve(dir.path(), Era::Stateless, &["--no-watch"]).await;
+    let own = server
+        .client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new("clash://own"))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&own.contents[0]).2, "from clash");
     server.stop().await;
 }

@@ -82,7 +82,23 @@ fn single_source(target: &Path) -> Result<PluginSource> {
 
 fn describe(out: &mut String, plugin: &Plugin) {
     let policy = &plugin.prepared.policy;
-    let tools: Vec<&str> = plugin.tools.iter().map(|t| t.tool.name.as_ref()).collect();
+    let names = |items: Vec<&str>| {
+        if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
+    let tools = names(plugin.tools.iter().map(|t| t.tool.name.as_ref()).collect());
+    let resources = names(
+        plugin
+            .resources
+            .iter()
+            .map(|r| r.resource.uri.as_str())
+            .chain(plugin.templates.iter().map(|t| t.template.uri_template.as_str()))
+            .collect(),
+    );
+    let prompts = names(plugin.prompts.iter().map(|p| p.prompt.name.as_str()).collect());
     let manifest = plugin
         .manifest_path
         .as_ref()
@@ -94,14 +110,9 @@ fn describe(out: &mut String, plugin: &Plugin) {
         ("manifest", manifest),
         ("sha256", plugin.sha256.clone()),
         ("exports", plugin.exports.names().join(", ")),
-        (
-            "tools",
-            if tools.is_empty() {
-                "none".into()
-            } else {
-                tools.join(", ")
-            },
-        ),
+        ("tools", tools),
+        ("resources", resources),
+        ("prompts", prompts),
         ("limits", limits(&policy.limits)),
     ];
     for (key, value) in rows.into_iter().chain(grants(&policy.grants)) {

@@ -122,6 +122,25 @@ impl Recorder {
     pub fn take(&self) -> Vec<(String, Value)> {
         std::mem::take(&mut *self.seen.lock().unwrap())
     }
+
+    /// Waits (up to `LONG_WAIT`) until `count` `method` notifications have
+    /// arrived — the client may handle a notification sent just before a
+    /// result only after it returns that result — then takes them all.
+    pub async fn take_at_least(&self, method: &str, count: usize) -> Vec<Value> {
+        let started = std::time::Instant::now();
+        while started.elapsed() < LONG_WAIT {
+            let seen = self.seen.lock().unwrap().iter().filter(|(m, _)| m == method).count();
+            if seen >= count {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        self.take()
+            .into_iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, params)| params)
+            .collect()
+    }
 }
 
 impl rmcp::ClientHandler for Recorder {

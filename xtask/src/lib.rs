@@ -358,6 +358,8 @@ mod tests {
             [
                 "bad-decl",
                 "bad-schema",
+                "clash",
+                "conformance",
                 "dup-tools",
                 "full",
                 "future-abi",
