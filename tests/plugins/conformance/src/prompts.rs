@@ -5,6 +5,7 @@ use crate::exports::warden::plugin::completions::{self, Reference};
 use crate::exports::warden::plugin::prompts::Guest;
 use crate::media::PNG;
 use crate::resources::TEMPLATE;
+use crate::tools::DYNAMIC_PROMPT;
 use crate::warden::plugin::types::{
     Blob, Content, Error, Prompt, PromptArgument, PromptMessage, PromptResult, ResourceBody, ResourceContents, Role,
 };
@@ -67,7 +68,7 @@ fn user_text(text: impl Into<String>) -> PromptMessage {
 
 impl Guest for Conformance {
     fn list_prompts() -> Vec<Prompt> {
-        vec![
+        let mut prompts = vec![
             prompt("test_simple_prompt", "A simple prompt without arguments.", &[]),
             prompt(
                 "test_prompt_with_arguments",
@@ -80,12 +81,17 @@ impl Guest for Conformance {
                 &[("resourceUri", "The URI of the embedded resource.")],
             ),
             prompt("test_prompt_with_image", "A prompt with an image.", &[]),
-        ]
+        ];
+        if crate::state::present(DYNAMIC_PROMPT) {
+            prompts.push(prompt(DYNAMIC_PROMPT, "Listed after test_trigger_prompt_change.", &[]));
+        }
+        prompts
     }
 
     fn get_prompt(name: String, arguments: Vec<(String, String)>) -> Result<PromptResult, Error> {
         let messages = match name.as_str() {
             "test_simple_prompt" => vec![user_text("This is a simple prompt for testing.")],
+            DYNAMIC_PROMPT => vec![user_text("This prompt was added at run time.")],
             "test_prompt_with_arguments" => {
                 let arg1 = required(&name, &arguments, "arg1")?;
                 let arg2 = required(&name, &arguments, "arg2")?;

@@ -3,17 +3,22 @@
 use crate::Conformance;
 use crate::exports::warden::plugin::tools::Guest;
 use crate::media::{PNG, WAV};
+use crate::state;
 use crate::warden::plugin::host::{self, LogLevel};
 use crate::warden::plugin::types::{Blob, CallResult, Content, Error, ResourceBody, ResourceContents, Tool};
 use serde_json::{Value, json};
 use std::thread::sleep;
 use std::time::Duration;
 
+/// Listed while its marker is in `/state` (see `state.rs`).
+const DYNAMIC_TOOL: &str = "test_dynamic_tool";
+pub const DYNAMIC_PROMPT: &str = "test_dynamic_prompt";
+
 /// The pause between log messages and between progress reports.
 const STEP: Duration = Duration::from_millis(50);
 
 /// Tools without arguments, with their descriptions.
-const NO_ARGUMENT_TOOLS: [(&str, &str); 9] = [
+const NO_ARGUMENT_TOOLS: [(&str, &str); 10] = [
     ("test_simple_text", "Returns a simple text response."),
     ("test_image_content", "Returns a 1×1 PNG image."),
     ("test_audio_content", "Returns a tiny WAV audio clip."),
@@ -32,27 +37,41 @@ const NO_ARGUMENT_TOOLS: [(&str, &str); 9] = [
         "Reports progress 0, 50 and 100 out of 100, 50 ms apart.",
     ),
     ("test_logging_tool", "Logs one info message and returns."),
+    (
+        "test_streaming_elicitation",
+        "Answers with text and asks the client nothing: its response stream carries no server-to-client requests.",
+    ),
 ];
 
 fn no_arguments() -> Value {
     json!({ "type": "object", "properties": {}, "additionalProperties": false })
 }
 
-/// The input schema of `json_schema_2020_12_tool`: draft 2020-12, with `$defs` and a `$ref`.
+/// The input schema of `json_schema_2020_12_tool`: draft 2020-12 with `$defs`, `$anchor`, a
+/// `$ref`, composition (`allOf` holding an `anyOf`) and conditionals (`if`/`then`/`else`): the
+/// keywords the suite's `json-schema-2020-12` scenario checks are passed through unchanged.
 fn json_schema_2020_12() -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "address",
                 "type": "object",
                 "properties": { "street": { "type": "string" }, "city": { "type": "string" } }
             }
         },
         "properties": {
             "name": { "type": "string" },
-            "address": { "$ref": "#/$defs/address" }
+            "address": { "$ref": "#/$defs/address" },
+            "contact": { "type": "string", "enum": ["email", "phone"] },
+            "email": { "type": "string" },
+            "phone": { "type": "string" }
         },
+        "allOf": [{ "anyOf": [{ "required": ["name"] }, { "required": ["address"] }] }],
+        "if": { "properties": { "contact": { "const": "email" } }, "required": ["contact"] },
+        "then": { "required": ["email"] },
+        "else": { "not": { "required": ["email"] } },
         "additionalProperties": false
     })
 }
@@ -101,6 +120,23 @@ impl Guest for Conformance {
             .iter()
             .map(|(name, description)| tool(name, description, no_arguments()))
             .collect();
+        tools.push(tool(
+            "test_trigger_tool_change",
+            "Adds `test_dynamic_tool` to the tool list, or removes it, and so sends tools/list_changed.",
+            no_arguments(),
+        ));
+        tools.push(tool(
+            "test_trigger_prompt_change",
+            "Adds `test_dynamic_prompt` to the prompt list, or removes it, and so sends prompts/list_changed.",
+            no_arguments(),
+        ));
+        if state::present(DYNAMIC_TOOL) {
+            tools.push(tool(
+                DYNAMIC_TOOL,
+                "Listed after test_trigger_tool_change.",
+                no_arguments(),
+            ));
+        }
         tools.push(tool(
             "json_schema_2020_12_tool",
             "Echoes its arguments; its input schema uses JSON Schema 2020-12 with $defs and $ref.",
@@ -151,10 +187,23 @@ impl Guest for Conformance {
                 host::progress(100.0, Some(100.0), None);
                 result(vec![text("Progress test completed")])
             }
+            "test_trigger_tool_change" => match state::toggle(DYNAMIC_TOOL) {
+                Ok(done) => result(vec![text(&format!("{DYNAMIC_TOOL} {done}; the tool list changes"))]),
+                Err(why) => return Err(Error::Failed(why)),
+            },
+            "test_trigger_prompt_change" => match state::toggle(DYNAMIC_PROMPT) {
+                Ok(done) => result(vec![text(&format!("{DYNAMIC_PROMPT} {done}; the prompt list changes"))]),
+                Err(why) => return Err(Error::Failed(why)),
+            },
+            DYNAMIC_TOOL => result(vec![text("This tool was added at run time.")]),
             "test_logging_tool" => {
                 host::log(LogLevel::Info, "Logging tool executed");
                 result(vec![text("Logging tool executed")])
             }
+            // 2026 `server-stateless` calls it with the elicitation capability and checks that the
+            // response stream holds no independent server-to-client request: a plugin cannot
+            // send one, so a plain result is the conforming answer.
+            "test_streaming_elicitation" => result(vec![text("Streaming elicitation test completed")]),
             "json_schema_2020_12_tool" => result(vec![Content::Text(format!("Received arguments: {arguments}"))]),
             _ => return Err(Error::NotFound(name)),
         })
