@@ -57,6 +57,25 @@ pub struct Record<'a> {
     /// Accesses the sandbox refused during the call.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub denied: &'a [String],
+    /// Where the time went, for calls that reached the plugin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Timing>,
+}
+
+/// Where one call's time went inside Warden, in microseconds: checking the
+/// arguments, building the store and sandbox, instantiating the component,
+/// the guest's own work, and turning its answer into the MCP result.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Timing {
+    pub validate_us: u64,
+    pub setup_us: u64,
+    pub instantiate_us: u64,
+    pub guest_us: u64,
+    pub convert_us: u64,
+}
+
+pub fn micros(duration: Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
 
 pub fn now() -> f64 {

@@ -358,6 +358,7 @@ mod tests {
             [
                 "bad-decl",
                 "bad-schema",
+                "bench",
                 "clash",
                 "conformance",
                 "dup-tools",

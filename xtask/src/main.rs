@@ -1,6 +1,8 @@
 //! `cargo xtask plugins`: build the example plugins and stage them in
 //! `target/plugins/examples`.
 //! `cargo xtask run [ARGS...]`: the same, then `warden serve` on that folder with ARGS.
+//! `cargo xtask bench [--quick]`: build Warden, the native baseline and the
+//! benchmark plugin in release, then run the side-by-side benchmark.
 //!
 //! Only Warden itself writes to stdout: on the stdio transport, stdout is the protocol.
 
@@ -12,7 +14,8 @@ use xtask::{build_guests, repo_root, stage};
 
 const USAGE: &str = "\
 usage: cargo xtask plugins          build the example plugins into target/plugins/examples
-       cargo xtask run [ARGS...]    the same, then run `warden serve` on them with ARGS";
+       cargo xtask run [ARGS...]    the same, then run `warden serve` on them with ARGS
+       cargo xtask bench [--quick]  benchmark Warden against a native server (release builds)";
 
 fn main() -> ExitCode {
     match run() {
@@ -41,6 +44,10 @@ fn run() -> Result<ExitCode> {
             let extra: Vec<OsString> = args.skip_while(|a| a == "--").collect();
             serve(plugins, extra)
         }
+        Some("bench") => {
+            let extra: Vec<OsString> = args.skip_while(|a| a == "--").collect();
+            bench(extra)
+        }
         Some("help" | "-h" | "--help") => {
             eprintln!("{USAGE}");
             Ok(ExitCode::SUCCESS)
@@ -66,6 +73,49 @@ fn stage_examples() -> Result<PathBuf> {
         dir.display()
     );
     Ok(dir)
+}
+
+/// Builds what the benchmark compares, in release, then runs it.
+fn bench(extra: Vec<OsString>) -> Result<ExitCode> {
+    let root = repo_root();
+    let guests = build_guests(&root.join("tests").join("plugins"))?;
+    let guest = |name: &str| {
+        guests
+            .iter()
+            .find(|g| g.name == name)
+            .map(|g| g.wasm.clone())
+            .with_context(|| format!("the test plugins have no `{name}`"))
+    };
+    let (plugin, prefixed) = (guest("bench")?, guest("prefixed")?);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    // Two builds, so the baseline's dependencies' features never leak into Warden's.
+    for package in ["warden", "warden-bench"] {
+        let status = Command::new(&cargo)
+            .current_dir(&root)
+            .args(["build", "--release", "--package", package])
+            .status()
+            .with_context(|| format!("building {package}"))?;
+        if !status.success() {
+            bail!("building {package} failed");
+        }
+    }
+    let release = root.join("target").join("release");
+    let status = Command::new(release.join("warden-bench"))
+        .current_dir(&root)
+        .arg("--warden")
+        .arg(release.join("warden"))
+        .arg("--native")
+        .arg(release.join("native-mcp"))
+        .arg("--plugin")
+        .arg(plugin)
+        .arg("--prefixed")
+        .arg(prefixed)
+        .arg("--out")
+        .arg(root.join("target").join("bench").join("results.json"))
+        .args(extra)
+        .status()
+        .context("running warden-bench")?;
+    Ok(exit_code(status))
 }
 
 /// Runs Warden on `plugins` with the terminal's stdin, stdout and stderr.

@@ -69,6 +69,7 @@ struct Audit<'a> {
     tool: &'a str,
     argument_bytes: usize,
     started: Instant,
+    timing: Option<audit::Timing>,
 }
 
 impl Audit<'_> {
@@ -88,6 +89,7 @@ impl Audit<'_> {
                 argument_bytes: self.argument_bytes,
                 detail,
                 denied,
+                timing: self.timing,
             });
         }
     }
@@ -615,15 +617,17 @@ impl ServerHandler for WardenServer {
         let plugin = &entry.plugin;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let arguments_text = arguments.to_string();
-        let audit = Audit {
+        let mut audit = Audit {
             log: self.shared.audit.as_ref(),
             plugin: &plugin.name,
             tool: &request.name,
             argument_bytes: arguments_text.len(),
             started: Instant::now(),
+            timing: None,
         };
 
         let violations = declarations::violations(&decl.input, &arguments);
+        let validated = audit.started.elapsed();
         if !violations.is_empty() {
             audit.record(Outcome::Rejected, None);
             return Ok(error_result(format!(
@@ -647,18 +651,18 @@ impl ServerHandler for WardenServer {
         // before the response, never after it.
         invocation.flush().await;
 
+        let converting = Instant::now();
         let tool_desc = format!("`{}`", request.name);
-        let result = match reply {
+        let (result, outcome, detail) = match reply {
             Err(failure) => {
                 let text = failure.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
-                audit.record_with(Outcome::from_failure(failure.outcome()), Some(&text), &report.denials);
-                error_result(text)
+                (
+                    error_result(text.clone()),
+                    Outcome::from_failure(failure.outcome()),
+                    Some(text),
+                )
             }
-            Ok(Err(tool_error)) => {
-                let text = content::tool_error(tool_error);
-                audit.record_with(Outcome::ToolError, None, &report.denials);
-                error_result(text)
-            }
+            Ok(Err(tool_error)) => (error_result(content::tool_error(tool_error)), Outcome::ToolError, None),
             Ok(Ok(reply)) => match content::call_result(reply, decl, plugin.prepared.policy.limits.output) {
                 Ok(result) => {
                     let outcome = if result.is_error == Some(true) {
@@ -666,8 +670,7 @@ impl ServerHandler for WardenServer {
                     } else {
                         Outcome::Ok
                     };
-                    audit.record(outcome, None);
-                    result
+                    (result, outcome, None)
                 }
                 Err(error) => {
                     let text = error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
@@ -676,11 +679,18 @@ impl ServerHandler for WardenServer {
                         ContentError::Malformed(_) => Outcome::ToolError,
                     };
                     tracing::warn!("{text}");
-                    audit.record_with(outcome, Some(&text), &report.denials);
-                    error_result(text)
+                    (error_result(text.clone()), outcome, Some(text))
                 }
             },
         };
+        audit.timing = Some(audit::Timing {
+            validate_us: audit::micros(validated),
+            setup_us: audit::micros(report.setup),
+            instantiate_us: audit::micros(report.instantiate),
+            guest_us: audit::micros(report.run),
+            convert_us: audit::micros(converting.elapsed()),
+        });
+        audit.record_with(outcome, detail.as_deref(), &report.denials);
         Ok(result.into())
     }
 }

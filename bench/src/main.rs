@@ -1,0 +1,525 @@
+//! Warden against the native limit, side by side in one run.
+//!
+//!     cargo xtask bench            # builds everything in release, then runs this
+//!
+//! or, with the binaries and plugins already built:
+//!
+//!     warden-bench --warden W --native N --plugin bench.wasm --prefixed prefixed.wasm [--out FILE] [--quick]
+//!
+//! Both servers offer the same two tools (`echo`, and `hash`: SHA-256 of
+//! 64 KiB); every answer is checked. Prints Markdown tables and writes JSON.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
+use serde_json::{Value, json};
+
+mod report;
+mod stats;
+
+use report::Report;
+use stats::Summary;
+
+type Client = RunningService<RoleClient, ()>;
+
+struct Options {
+    warden: PathBuf,
+    native: PathBuf,
+    plugin: PathBuf,
+    prefixed: PathBuf,
+    out: PathBuf,
+    quick: bool,
+}
+
+fn options() -> Result<Options> {
+    let mut args = std::env::args().skip(1);
+    let (mut warden, mut native, mut plugin, mut prefixed) = (None, None, None, None);
+    let mut out = PathBuf::from("target/bench/results.json");
+    let mut quick = false;
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().with_context(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--warden" => warden = Some(PathBuf::from(value()?)),
+            "--native" => native = Some(PathBuf::from(value()?)),
+            "--plugin" => plugin = Some(PathBuf::from(value()?)),
+            "--prefixed" => prefixed = Some(PathBuf::from(value()?)),
+            "--out" => out = PathBuf::from(value()?),
+            "--quick" => quick = true,
+            other => bail!("unknown argument {other:?}; see the top of bench/src/main.rs"),
+        }
+    }
+    Ok(Options {
+        warden: warden.context("--warden is required")?,
+        native: native.context("--native is required")?,
+        plugin: plugin.context("--plugin is required")?,
+        prefixed: prefixed.context("--prefixed is required")?,
+        out,
+        quick,
+    })
+}
+
+/// The two servers under test.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Side {
+    Native,
+    Warden,
+}
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::Native => "native",
+            Side::Warden => "warden",
+        }
+    }
+}
+
+/// A folder holding the benchmark plugin, for Warden.
+struct Fixture {
+    options: Options,
+    plugins: tempfile::TempDir,
+    cache: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn command(&self, side: Side, extra: &[&str]) -> tokio::process::Command {
+        match side {
+            Side::Native => {
+                let mut command = tokio::process::Command::new(&self.options.native);
+                command.args(extra);
+                command
+            }
+            Side::Warden => {
+                let mut command = tokio::process::Command::new(&self.options.warden);
+                command
+                    .arg("serve")
+                    .arg("--plugins")
+                    .arg(self.plugins.path())
+                    .arg("--cache-dir")
+                    .arg(self.cache.path())
+                    .arg("--no-watch")
+                    .args(extra);
+                command
+            }
+        }
+    }
+}
+
+async fn connect_stdio(command: tokio::process::Command) -> Result<(Client, u32)> {
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start the server")?;
+    let pid = transport.id().context("the server has no pid")?;
+    let client =
+        ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+            .await
+            .context("cannot connect over stdio")?;
+    Ok((client, pid))
+}
+
+async fn connect_http(url: &str) -> Result<Client> {
+    let transport = StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(url));
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    ().serve_with_lifecycle(transport, lifecycle)
+        .await
+        .context("cannot connect over HTTP")
+}
+
+/// A tool, its arguments for the i-th call, and the answer to expect.
+#[derive(Clone, Copy)]
+enum Tool {
+    Echo,
+    Hash,
+}
+
+impl Tool {
+    fn name(self) -> &'static str {
+        match self {
+            Tool::Echo => "echo",
+            Tool::Hash => "hash",
+        }
+    }
+
+    /// The request for the i-th call, and the answer it must get.
+    fn call(self, i: u64, hashes: &ExpectedHashes) -> (CallToolRequestParams, String) {
+        let (arguments, expected) = match self {
+            Tool::Echo => {
+                let text = format!("hello {i}");
+                (json!({ "text": text }), text)
+            }
+            Tool::Hash => (json!({ "seed": i % 64 }), hashes.get(i)),
+        };
+        let Value::Object(arguments) = arguments else {
+            unreachable!()
+        };
+        (
+            CallToolRequestParams::new(self.name()).with_arguments(arguments),
+            expected,
+        )
+    }
+}
+
+/// Calls once and checks the answer.
+async fn checked_call(client: &Client, tool: Tool, i: u64, hashes: &ExpectedHashes) -> Result<()> {
+    let (params, expected) = tool.call(i, hashes);
+    let result = client.call_tool(params).await.context("the call failed")?;
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .unwrap_or_default();
+    ensure!(
+        result.is_error != Some(true) && text == expected,
+        "wrong answer from {}: {result:?}",
+        tool.name()
+    );
+    Ok(())
+}
+
+/// The 64 expected hashes, computed once so checking is free during a run.
+#[derive(Clone)]
+struct ExpectedHashes(Arc<Vec<String>>);
+
+impl ExpectedHashes {
+    fn new() -> Self {
+        Self(Arc::new((0..64).map(warden_bench::hash).collect()))
+    }
+
+    fn get(&self, i: u64) -> String {
+        self.0[(i % 64) as usize].clone()
+    }
+}
+
+/// Sequential round trips over stdio.
+async fn stdio_latency(
+    fixture: &Fixture,
+    side: Side,
+    tool: Tool,
+    calls: usize,
+    hashes: &ExpectedHashes,
+) -> Result<Summary> {
+    let (client, _) = connect_stdio(fixture.command(side, &[])).await?;
+    let warmup = (calls / 10).max(20);
+    let mut samples = Vec::with_capacity(calls);
+    for i in 0..(warmup + calls) as u64 {
+        let started = Instant::now();
+        checked_call(&client, tool, i, hashes).await?;
+        if i >= warmup as u64 {
+            samples.push(started.elapsed());
+        }
+    }
+    client.cancel().await.ok();
+    Ok(Summary::of(samples))
+}
+
+/// A server listening on HTTP, started by the bench.
+struct HttpServer {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    async fn start(mut command: tokio::process::Command) -> Result<Self> {
+        let log = tempfile::NamedTempFile::new()?;
+        let mut child = command
+            .arg("--http")
+            .arg("127.0.0.1:0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log.reopen()?))
+            .kill_on_drop(true)
+            .spawn()
+            .context("cannot start the server")?;
+        let started = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(log.path())?;
+            if let Some(at) = text.find("serving MCP over HTTP at ") {
+                let url = text[at + "serving MCP over HTTP at ".len()..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                return Ok(Self { child, url });
+            }
+            if let Some(status) = child.try_wait()? {
+                bail!("the server exited ({status}):\n{text}");
+            }
+            ensure!(
+                started.elapsed() < Duration::from_secs(60),
+                "the server did not start:\n{text}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id().unwrap_or_default()
+    }
+}
+
+/// `concurrency` clients calling as fast as they can for `duration`.
+async fn http_load(
+    url: &str,
+    tool: Tool,
+    concurrency: usize,
+    duration: Duration,
+    hashes: &ExpectedHashes,
+) -> Result<(Summary, f64)> {
+    let mut clients = Vec::with_capacity(concurrency);
+    for _ in 0..concurrency {
+        let client = connect_http(url).await?;
+        // One warm-up call each: connections and pools are ready before timing.
+        checked_call(&client, tool, 0, hashes).await?;
+        clients.push(client);
+    }
+    let started = Instant::now();
+    let deadline = started + duration;
+    let mut workers = tokio::task::JoinSet::new();
+    for (worker, client) in clients.into_iter().enumerate() {
+        let hashes = hashes.clone();
+        workers.spawn(async move {
+            let mut samples = Vec::new();
+            let mut i = worker as u64 * 1_000_000;
+            while Instant::now() < deadline {
+                let call = Instant::now();
+                checked_call(&client, tool, i, &hashes).await?;
+                samples.push(call.elapsed());
+                i += 1;
+            }
+            client.cancel().await.ok();
+            Ok::<_, anyhow::Error>(samples)
+        });
+    }
+    let mut samples = Vec::new();
+    while let Some(joined) = workers.join_next().await {
+        samples.extend(joined??);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let throughput = samples.len() as f64 / elapsed;
+    Ok((Summary::of(samples), throughput))
+}
+
+/// Peak and current resident memory of a process, in bytes.
+fn memory(pid: u32) -> Result<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let field = |name: &str| -> Result<u64> {
+        let line = status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .with_context(|| format!("no {name} in /proc/{pid}/status"))?;
+        let kib: u64 = line
+            .split_whitespace()
+            .nth(1)
+            .context("malformed status line")?
+            .parse()?;
+        Ok(kib * 1024)
+    };
+    Ok((field("VmHWM:")?, field("VmRSS:")?))
+}
+
+/// A folder of `count` copies of the `prefixed` plugin, each with its own
+/// tool name (set by its manifest).
+fn prefixed_folder(prefixed: &Path, count: usize) -> Result<tempfile::TempDir> {
+    let dir = tempfile::tempdir()?;
+    for i in 0..count {
+        std::fs::copy(prefixed, dir.path().join(format!("p{i}.wasm")))?;
+        std::fs::write(
+            dir.path().join(format!("p{i}.toml")),
+            format!("[environment]\nset = {{ TOOL_PREFIX = \"p{i}\" }}\n"),
+        )?;
+    }
+    Ok(dir)
+}
+
+/// Spawn to the first `tools/list` answer.
+async fn startup(command: tokio::process::Command, tools: usize) -> Result<Duration> {
+    let started = Instant::now();
+    let (client, _) = connect_stdio(command).await?;
+    let listed = client.list_all_tools().await?;
+    let elapsed = started.elapsed();
+    ensure!(listed.len() == tools, "expected {tools} tools, got {}", listed.len());
+    client.cancel().await.ok();
+    Ok(elapsed)
+}
+
+fn warden_over(options: &Options, plugins: &Path, cache: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(&options.warden);
+    command
+        .arg("serve")
+        .arg("--plugins")
+        .arg(plugins)
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("--no-watch");
+    command
+}
+
+/// Per-call timings from Warden's audit log.
+async fn breakdown(fixture: &Fixture, tool: Tool, calls: usize, hashes: &ExpectedHashes) -> Result<Value> {
+    let audit = tempfile::NamedTempFile::new()?;
+    let audit_path = audit.path().to_string_lossy().into_owned();
+    let (client, _) = connect_stdio(fixture.command(Side::Warden, &["--audit-log", &audit_path])).await?;
+    let warmup = (calls / 10).max(20);
+    let mut round_trips = Vec::new();
+    for i in 0..(warmup + calls) as u64 {
+        let started = Instant::now();
+        checked_call(&client, tool, i, hashes).await?;
+        if i >= warmup as u64 {
+            round_trips.push(started.elapsed());
+        }
+    }
+    client.cancel().await.ok();
+    let text = std::fs::read_to_string(audit.path())?;
+    let records: Vec<Value> = text
+        .lines()
+        .skip(warmup)
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    ensure!(
+        records.len() == calls,
+        "expected {calls} audit records, got {}",
+        records.len()
+    );
+    let part = |key: &str| -> Result<Summary> {
+        let samples = records
+            .iter()
+            .map(|r| {
+                r["timing"][key]
+                    .as_u64()
+                    .map(Duration::from_micros)
+                    .with_context(|| format!("no timing.{key} in {r}"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Summary::of(samples))
+    };
+    let mut parts = serde_json::Map::new();
+    for key in ["validate_us", "setup_us", "instantiate_us", "guest_us", "convert_us"] {
+        parts.insert(key.trim_end_matches("_us").to_string(), part(key)?.to_json());
+    }
+    parts.insert("round_trip".into(), Summary::of(round_trips).to_json());
+    Ok(Value::Object(parts))
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let options = options()?;
+    let began = Instant::now();
+    let quick = options.quick;
+    let hashes = ExpectedHashes::new();
+    let plugins = tempfile::tempdir()?;
+    std::fs::copy(&options.plugin, plugins.path().join("bench.wasm"))
+        .with_context(|| format!("cannot copy {}", options.plugin.display()))?;
+    let fixture = Fixture {
+        options,
+        plugins,
+        cache: tempfile::tempdir()?,
+    };
+    let mut report = Report::new(quick);
+
+    // 1. stdio latency, sequential.
+    for (tool, calls) in [
+        (Tool::Echo, if quick { 200 } else { 2000 }),
+        (Tool::Hash, if quick { 50 } else { 300 }),
+    ] {
+        for side in [Side::Native, Side::Warden] {
+            eprintln!("stdio {} {} × {calls}", side.name(), tool.name());
+            let summary = stdio_latency(&fixture, side, tool, calls, &hashes).await?;
+            report.stdio(tool.name(), side.name(), summary);
+        }
+    }
+
+    // 2. HTTP throughput and latency at several concurrencies; memory under load.
+    let duration = Duration::from_secs(if quick { 1 } else { 3 });
+    for side in [Side::Native, Side::Warden] {
+        let server = HttpServer::start(fixture.command(side, &[])).await?;
+        for tool in [Tool::Echo, Tool::Hash] {
+            for concurrency in [1, 8, 32] {
+                eprintln!("http {} {} c={concurrency}", side.name(), tool.name());
+                let (summary, throughput) = http_load(&server.url, tool, concurrency, duration, &hashes).await?;
+                report.http(tool.name(), concurrency, side.name(), summary, throughput);
+            }
+        }
+        let (peak, _) = memory(server.pid())?;
+        report.memory(
+            "peak RSS, after the HTTP runs (concurrency up to 32)",
+            side.name(),
+            peak,
+        );
+    }
+
+    // 3. Memory idle with 20 plugins (Warden) against the native server.
+    {
+        let twenty = prefixed_folder(&fixture.options.prefixed, 20)?;
+        let cache = tempfile::tempdir()?;
+        let mut command = warden_over(&fixture.options, twenty.path(), cache.path());
+        command.stderr(Stdio::null());
+        let server = HttpServer::start(command).await?;
+        let client = connect_http(&server.url).await?;
+        ensure!(client.list_all_tools().await?.len() == 20, "20 plugins, 20 tools");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (peak, now) = memory(server.pid())?;
+        report.memory("RSS idle, 20 plugins loaded (peak during start)", "warden", peak);
+        report.memory("RSS idle, 20 plugins loaded (now)", "warden", now);
+        client.cancel().await.ok();
+        let native = HttpServer::start(fixture.command(Side::Native, &[])).await?;
+        let client = connect_http(&native.url).await?;
+        client.list_all_tools().await?;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (peak, now) = memory(native.pid())?;
+        report.memory("RSS idle, 20 plugins loaded (peak during start)", "native", peak);
+        report.memory("RSS idle, 20 plugins loaded (now)", "native", now);
+        client.cancel().await.ok();
+    }
+
+    // 4. Startup to the first tools/list, cold and warm compile cache.
+    let repeats = if quick { 1 } else { 3 };
+    for count in [1, 20, 100] {
+        let folder = prefixed_folder(&fixture.options.prefixed, count)?;
+        let mut cold = Vec::new();
+        let mut warm = Vec::new();
+        let warm_cache = tempfile::tempdir()?;
+        startup(warden_over(&fixture.options, folder.path(), warm_cache.path()), count).await?;
+        for _ in 0..repeats {
+            eprintln!("startup {count} plugins");
+            let cold_cache = tempfile::tempdir()?;
+            cold.push(startup(warden_over(&fixture.options, folder.path(), cold_cache.path()), count).await?);
+            warm.push(startup(warden_over(&fixture.options, folder.path(), warm_cache.path()), count).await?);
+        }
+        report.startup(count, Summary::of(cold), Summary::of(warm));
+    }
+    let mut native_start = Vec::new();
+    for _ in 0..repeats {
+        native_start.push(startup(fixture.command(Side::Native, &[]), 2).await?);
+    }
+    report.native_startup(Summary::of(native_start));
+
+    // 5. Where a call's time goes inside Warden.
+    for (tool, calls) in [
+        (Tool::Echo, if quick { 200 } else { 1000 }),
+        (Tool::Hash, if quick { 50 } else { 200 }),
+    ] {
+        eprintln!("breakdown {}", tool.name());
+        report.breakdown(tool.name(), breakdown(&fixture, tool, calls, &hashes).await?);
+    }
+
+    report.finish(began.elapsed());
+    print!("{}", report.markdown());
+    if let Some(parent) = fixture.options.out.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&fixture.options.out, serde_json::to_string_pretty(&report.json())?)?;
+    eprintln!("JSON: {}", fixture.options.out.display());
+    Ok(())
+}

@@ -1,0 +1,324 @@
+//! The results of one run, as Markdown tables and as JSON, with the
+//! Warden/native ratios computed pair by pair and checked against the targets.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::stats::{Summary, human};
+
+/// stdio p50 of `echo`: Warden within this factor of native.
+const STDIO_ECHO_TARGET: f64 = 1.5;
+/// stdio p50 of `hash`: Warden within this factor of native.
+const STDIO_HASH_TARGET: f64 = 1.2;
+/// HTTP throughput at concurrency 32: Warden at least this share of native.
+const HTTP_TARGET: f64 = 0.7;
+/// Warm start with 100 plugins: under this.
+const WARM_100_TARGET: Duration = Duration::from_secs(1);
+
+#[derive(Default)]
+pub struct Report {
+    quick: bool,
+    elapsed: Duration,
+    /// (tool, side) → latency
+    stdio: BTreeMap<(String, String), Summary>,
+    /// (tool, concurrency, side) → (latency, calls per second)
+    http: BTreeMap<(String, usize, String), (Summary, f64)>,
+    /// (what, side) → bytes
+    memory: Vec<(String, String, u64)>,
+    /// plugins → (cold, warm)
+    startup: BTreeMap<usize, (Summary, Summary)>,
+    native_startup: Option<Summary>,
+    /// tool → parts
+    breakdown: BTreeMap<String, Value>,
+}
+
+fn ratio(warden: Duration, native: Duration) -> f64 {
+    warden.as_secs_f64() / native.as_secs_f64()
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "**missed**" }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+impl Report {
+    pub fn new(quick: bool) -> Self {
+        Self {
+            quick,
+            ..Self::default()
+        }
+    }
+
+    pub fn stdio(&mut self, tool: &str, side: &str, summary: Summary) {
+        self.stdio.insert((tool.into(), side.into()), summary);
+    }
+
+    pub fn http(&mut self, tool: &str, concurrency: usize, side: &str, summary: Summary, throughput: f64) {
+        self.http
+            .insert((tool.into(), concurrency, side.into()), (summary, throughput));
+    }
+
+    pub fn memory(&mut self, what: &str, side: &str, bytes: u64) {
+        self.memory.push((what.into(), side.into(), bytes));
+    }
+
+    pub fn startup(&mut self, plugins: usize, cold: Summary, warm: Summary) {
+        self.startup.insert(plugins, (cold, warm));
+    }
+
+    pub fn native_startup(&mut self, summary: Summary) {
+        self.native_startup = Some(summary);
+    }
+
+    pub fn breakdown(&mut self, tool: &str, parts: Value) {
+        self.breakdown.insert(tool.into(), parts);
+    }
+
+    pub fn finish(&mut self, elapsed: Duration) {
+        self.elapsed = elapsed;
+    }
+
+    fn stdio_ratio(&self, tool: &str) -> Option<f64> {
+        let native = self.stdio.get(&(tool.into(), "native".into()))?;
+        let warden = self.stdio.get(&(tool.into(), "warden".into()))?;
+        Some(ratio(warden.p50, native.p50))
+    }
+
+    fn http_ratio(&self, tool: &str, concurrency: usize) -> Option<f64> {
+        let (_, native) = self.http.get(&(tool.into(), concurrency, "native".into()))?;
+        let (_, warden) = self.http.get(&(tool.into(), concurrency, "warden".into()))?;
+        Some(warden / native)
+    }
+
+    /// Each target: what it is, the measured figure, and whether it is met.
+    fn targets(&self) -> Vec<(String, String, bool)> {
+        let mut targets = Vec::new();
+        if let Some(r) = self.stdio_ratio("echo") {
+            targets.push((
+                format!("stdio `echo` p50 ≤ {STDIO_ECHO_TARGET}× native"),
+                format!("{r:.2}×"),
+                r <= STDIO_ECHO_TARGET,
+            ));
+        }
+        if let Some(r) = self.stdio_ratio("hash") {
+            targets.push((
+                format!("stdio `hash` p50 ≤ {STDIO_HASH_TARGET}× native"),
+                format!("{r:.2}×"),
+                r <= STDIO_HASH_TARGET,
+            ));
+        }
+        for tool in ["echo", "hash"] {
+            if let Some(r) = self.http_ratio(tool, 32) {
+                targets.push((
+                    format!("HTTP `{tool}` throughput at concurrency 32 ≥ {HTTP_TARGET}× native"),
+                    format!("{r:.2}×"),
+                    r >= HTTP_TARGET,
+                ));
+            }
+        }
+        if let Some((_, warm)) = self.startup.get(&100) {
+            targets.push((
+                "warm start with 100 plugins < 1 s".into(),
+                human(warm.p50),
+                warm.p50 < WARM_100_TARGET,
+            ));
+        }
+        targets
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "## Warden against a native rmcp server{}\n",
+            if self.quick { " (quick run: few samples)" } else { "" }
+        );
+
+        let _ = writeln!(
+            out,
+            "### stdio `tools/call` round trip, sequential (2025-11-25 session)\n"
+        );
+        let _ = writeln!(
+            out,
+            "| tool | native p50 | native p99 | Warden p50 | Warden p99 | calls each | Warden/native p50 |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+        for tool in ["echo", "hash"] {
+            let (Some(native), Some(warden)) = (
+                self.stdio.get(&(tool.into(), "native".into())),
+                self.stdio.get(&(tool.into(), "warden".into())),
+            ) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "| `{tool}` | {} | {} | {} | {} | {} | {:.2}× |",
+                human(native.p50),
+                human(native.p99),
+                human(warden.p50),
+                human(warden.p99),
+                warden.count,
+                ratio(warden.p50, native.p50)
+            );
+        }
+
+        let _ = writeln!(
+            out,
+            "\n### HTTP `tools/call` (2026-07-28, one client per concurrent caller)\n"
+        );
+        let _ = writeln!(
+            out,
+            "| tool | concurrency | native calls/s | Warden calls/s | Warden/native | native p50 / p99 | Warden p50 / p99 | Warden calls |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+        for tool in ["echo", "hash"] {
+            for concurrency in [1, 8, 32] {
+                let (Some((native, native_tput)), Some((warden, warden_tput))) = (
+                    self.http.get(&(tool.into(), concurrency, "native".into())),
+                    self.http.get(&(tool.into(), concurrency, "warden".into())),
+                ) else {
+                    continue;
+                };
+                let _ = writeln!(
+                    out,
+                    "| `{tool}` | {concurrency} | {native_tput:.0} | {warden_tput:.0} | {:.2}× | {} / {} | {} / {} | {} |",
+                    warden_tput / native_tput,
+                    human(native.p50),
+                    human(native.p99),
+                    human(warden.p50),
+                    human(warden.p99),
+                    warden.count
+                );
+            }
+        }
+
+        let _ = writeln!(out, "\n### Startup to the first `tools/list` answer (stdio)\n");
+        let _ = writeln!(out, "| plugins | cold cache p50 | warm cache p50 | runs |");
+        let _ = writeln!(out, "|---|---|---|---|");
+        for (plugins, (cold, warm)) in &self.startup {
+            let _ = writeln!(
+                out,
+                "| {plugins} | {} | {} | {} |",
+                human(cold.p50),
+                human(warm.p50),
+                warm.count
+            );
+        }
+        if let Some(native) = &self.native_startup {
+            let _ = writeln!(out, "| native server | {} | | {} |", human(native.p50), native.count);
+        }
+
+        let _ = writeln!(out, "\n### Memory\n");
+        let _ = writeln!(out, "| what | native | Warden |");
+        let _ = writeln!(out, "|---|---|---|");
+        let mut seen = Vec::new();
+        for (what, _, _) in &self.memory {
+            if seen.contains(what) {
+                continue;
+            }
+            seen.push(what.clone());
+            let find = |side: &str| {
+                self.memory
+                    .iter()
+                    .find(|(w, s, _)| w == what && s == side)
+                    .map_or("—".to_string(), |(_, _, bytes)| mib(*bytes))
+            };
+            let _ = writeln!(out, "| {what} | {} | {} |", find("native"), find("warden"));
+        }
+
+        let _ = writeln!(out, "\n### Inside a Warden call (p50, from its audit log)\n");
+        let _ = writeln!(
+            out,
+            "| tool | validate args | store + sandbox | instantiate | guest | convert result | round trip at the client | the rest (transport, JSON) |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+        for (tool, parts) in &self.breakdown {
+            let p50 = |key: &str| parts[key]["p50_us"].as_f64().unwrap_or_default();
+            let inside: f64 = ["validate", "setup", "instantiate", "guest", "convert"]
+                .iter()
+                .map(|k| p50(k))
+                .sum();
+            let _ = writeln!(
+                out,
+                "| `{tool}` | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | ≈ {:.0} µs |",
+                p50("validate"),
+                p50("setup"),
+                p50("instantiate"),
+                p50("guest"),
+                p50("convert"),
+                p50("round_trip"),
+                (p50("round_trip") - inside).max(0.0)
+            );
+        }
+
+        let _ = writeln!(out, "\n### Targets\n");
+        let _ = writeln!(out, "| target | measured | |");
+        let _ = writeln!(out, "|---|---|---|");
+        for (target, measured, met) in self.targets() {
+            let _ = writeln!(out, "| {target} | {measured} | {} |", verdict(met));
+        }
+        let _ = writeln!(
+            out,
+            "\nThe whole run took {:.0} s on {} CPU(s).",
+            self.elapsed.as_secs_f64(),
+            std::thread::available_parallelism().map_or(0, |n| n.get())
+        );
+        out
+    }
+
+    pub fn json(&self) -> Value {
+        let stdio: Vec<Value> = self
+            .stdio
+            .iter()
+            .map(|((tool, side), s)| json!({ "tool": tool, "side": side, "latency": s.to_json() }))
+            .collect();
+        let http: Vec<Value> = self
+            .http
+            .iter()
+            .map(|((tool, concurrency, side), (s, throughput))| {
+                json!({
+                    "tool": tool,
+                    "concurrency": concurrency,
+                    "side": side,
+                    "calls_per_second": (throughput * 10.0).round() / 10.0,
+                    "latency": s.to_json(),
+                })
+            })
+            .collect();
+        let startup: Vec<Value> = self
+            .startup
+            .iter()
+            .map(
+                |(plugins, (cold, warm))| json!({ "plugins": plugins, "cold": cold.to_json(), "warm": warm.to_json() }),
+            )
+            .collect();
+        let memory: Vec<Value> = self
+            .memory
+            .iter()
+            .map(|(what, side, bytes)| json!({ "what": what, "side": side, "bytes": bytes }))
+            .collect();
+        let targets: Vec<Value> = self
+            .targets()
+            .into_iter()
+            .map(|(target, measured, met)| json!({ "target": target, "measured": measured, "met": met }))
+            .collect();
+        json!({
+            "quick": self.quick,
+            "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
+            "elapsed_s": self.elapsed.as_secs_f64(),
+            "stdio": stdio,
+            "http": http,
+            "startup": startup,
+            "native_startup": self.native_startup.map(Summary::to_json),
+            "memory": memory,
+            "breakdown": self.breakdown,
+            "targets": targets,
+        })
+    }
+}
