@@ -5,6 +5,7 @@
 //! or, with the binaries and plugins already built:
 //!
 //!     warden-bench --warden W --native N --plugin bench.wasm --prefixed prefixed.wasm [--out FILE] [--quick]
+//!                  [--only stdio,http,memory,startup,breakdown]
 //!
 //! Both servers offer the same two tools (`echo`, and `hash`: SHA-256 of
 //! 64 KiB); every answer is checked. Prints Markdown tables and writes JSON.
@@ -37,6 +38,14 @@ struct Options {
     prefixed: PathBuf,
     out: PathBuf,
     quick: bool,
+    /// Run only these sections (all when empty): stdio, http, memory, startup, breakdown.
+    only: Vec<String>,
+}
+
+impl Options {
+    fn runs(&self, section: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|s| s == section)
+    }
 }
 
 fn options() -> Result<Options> {
@@ -44,6 +53,7 @@ fn options() -> Result<Options> {
     let (mut warden, mut native, mut plugin, mut prefixed) = (None, None, None, None);
     let mut out = PathBuf::from("target/bench/results.json");
     let mut quick = false;
+    let mut only = Vec::new();
     while let Some(arg) = args.next() {
         let mut value = || args.next().with_context(|| format!("{arg} needs a value"));
         match arg.as_str() {
@@ -53,6 +63,7 @@ fn options() -> Result<Options> {
             "--prefixed" => prefixed = Some(PathBuf::from(value()?)),
             "--out" => out = PathBuf::from(value()?),
             "--quick" => quick = true,
+            "--only" => only.extend(value()?.split(',').map(String::from)),
             other => bail!("unknown argument {other:?}; see the top of bench/src/main.rs"),
         }
     }
@@ -63,6 +74,7 @@ fn options() -> Result<Options> {
         prefixed: prefixed.context("--prefixed is required")?,
         out,
         quick,
+        only,
     })
 }
 
@@ -428,44 +440,48 @@ async fn main() -> Result<()> {
     };
     let mut report = Report::new(quick);
 
+    let runs = |section: &str| fixture.options.runs(section);
+
     // 1. stdio latency, sequential.
-    for (tool, calls) in [
-        (Tool::Echo, if quick { 200 } else { 2000 }),
-        (Tool::Hash, if quick { 50 } else { 300 }),
-    ] {
-        for side in [Side::Native, Side::Warden] {
-            eprintln!("stdio {} {} × {calls}", side.name(), tool.name());
-            let summary = stdio_latency(&fixture, side, tool, calls, &hashes).await?;
-            report.stdio(tool.name(), side.name(), summary);
+    if runs("stdio") {
+        for (tool, calls) in [
+            (Tool::Echo, if quick { 200 } else { 2000 }),
+            (Tool::Hash, if quick { 50 } else { 300 }),
+        ] {
+            for side in [Side::Native, Side::Warden] {
+                eprintln!("stdio {} {} × {calls}", side.name(), tool.name());
+                let summary = stdio_latency(&fixture, side, tool, calls, &hashes).await?;
+                report.stdio(tool.name(), side.name(), summary);
+            }
         }
     }
 
     // 2. HTTP throughput and latency at several concurrencies; memory under load.
-    let duration = Duration::from_secs(if quick { 1 } else { 3 });
-    for side in [Side::Native, Side::Warden] {
-        let server = HttpServer::start(fixture.command(side, &[])).await?;
-        for tool in [Tool::Echo, Tool::Hash] {
-            for concurrency in [1, 8, 32] {
-                eprintln!("http {} {} c={concurrency}", side.name(), tool.name());
-                let (summary, throughput) = http_load(&server.url, tool, concurrency, duration, &hashes).await?;
-                report.http(tool.name(), concurrency, side.name(), summary, throughput);
+    if runs("http") {
+        let duration = Duration::from_secs(if quick { 1 } else { 3 });
+        for side in [Side::Native, Side::Warden] {
+            let server = HttpServer::start(fixture.command(side, &[])).await?;
+            for tool in [Tool::Echo, Tool::Hash] {
+                for concurrency in [1, 8, 32] {
+                    eprintln!("http {} {} c={concurrency}", side.name(), tool.name());
+                    let (summary, throughput) = http_load(&server.url, tool, concurrency, duration, &hashes).await?;
+                    report.http(tool.name(), concurrency, side.name(), summary, throughput);
+                }
             }
+            let (peak, _) = memory(server.pid())?;
+            report.memory(
+                "peak RSS, after the HTTP runs (concurrency up to 32)",
+                side.name(),
+                peak,
+            );
         }
-        let (peak, _) = memory(server.pid())?;
-        report.memory(
-            "peak RSS, after the HTTP runs (concurrency up to 32)",
-            side.name(),
-            peak,
-        );
     }
 
     // 3. Memory idle with 20 plugins (Warden) against the native server.
-    {
+    if runs("memory") {
         let twenty = prefixed_folder(&fixture.options.prefixed, 20)?;
         let cache = tempfile::tempdir()?;
-        let mut command = warden_over(&fixture.options, twenty.path(), cache.path());
-        command.stderr(Stdio::null());
-        let server = HttpServer::start(command).await?;
+        let server = HttpServer::start(warden_over(&fixture.options, twenty.path(), cache.path())).await?;
         let client = connect_http(&server.url).await?;
         ensure!(client.list_all_tools().await?.len() == 20, "20 plugins, 20 tools");
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -484,34 +500,38 @@ async fn main() -> Result<()> {
     }
 
     // 4. Startup to the first tools/list, cold and warm compile cache.
-    let repeats = if quick { 1 } else { 3 };
-    for count in [1, 20, 100] {
-        let folder = prefixed_folder(&fixture.options.prefixed, count)?;
-        let mut cold = Vec::new();
-        let mut warm = Vec::new();
-        let warm_cache = tempfile::tempdir()?;
-        startup(warden_over(&fixture.options, folder.path(), warm_cache.path()), count).await?;
-        for _ in 0..repeats {
-            eprintln!("startup {count} plugins");
-            let cold_cache = tempfile::tempdir()?;
-            cold.push(startup(warden_over(&fixture.options, folder.path(), cold_cache.path()), count).await?);
-            warm.push(startup(warden_over(&fixture.options, folder.path(), warm_cache.path()), count).await?);
+    if runs("startup") {
+        let repeats = if quick { 1 } else { 3 };
+        for count in [1, 20, 100] {
+            let folder = prefixed_folder(&fixture.options.prefixed, count)?;
+            let mut cold = Vec::new();
+            let mut warm = Vec::new();
+            let warm_cache = tempfile::tempdir()?;
+            startup(warden_over(&fixture.options, folder.path(), warm_cache.path()), count).await?;
+            for _ in 0..repeats {
+                eprintln!("startup {count} plugins");
+                let cold_cache = tempfile::tempdir()?;
+                cold.push(startup(warden_over(&fixture.options, folder.path(), cold_cache.path()), count).await?);
+                warm.push(startup(warden_over(&fixture.options, folder.path(), warm_cache.path()), count).await?);
+            }
+            report.startup(count, Summary::of(cold), Summary::of(warm));
         }
-        report.startup(count, Summary::of(cold), Summary::of(warm));
+        let mut native_start = Vec::new();
+        for _ in 0..repeats {
+            native_start.push(startup(fixture.command(Side::Native, &[]), 2).await?);
+        }
+        report.native_startup(Summary::of(native_start));
     }
-    let mut native_start = Vec::new();
-    for _ in 0..repeats {
-        native_start.push(startup(fixture.command(Side::Native, &[]), 2).await?);
-    }
-    report.native_startup(Summary::of(native_start));
 
     // 5. Where a call's time goes inside Warden.
-    for (tool, calls) in [
-        (Tool::Echo, if quick { 200 } else { 1000 }),
-        (Tool::Hash, if quick { 50 } else { 200 }),
-    ] {
-        eprintln!("breakdown {}", tool.name());
-        report.breakdown(tool.name(), breakdown(&fixture, tool, calls, &hashes).await?);
+    if runs("breakdown") {
+        for (tool, calls) in [
+            (Tool::Echo, if quick { 200 } else { 1000 }),
+            (Tool::Hash, if quick { 50 } else { 200 }),
+        ] {
+            eprintln!("breakdown {}", tool.name());
+            report.breakdown(tool.name(), breakdown(&fixture, tool, calls, &hashes).await?);
+        }
     }
 
     report.finish(began.elapsed());

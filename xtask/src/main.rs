@@ -15,7 +15,8 @@ use xtask::{build_guests, repo_root, stage};
 const USAGE: &str = "\
 usage: cargo xtask plugins          build the example plugins into target/plugins/examples
        cargo xtask run [ARGS...]    the same, then run `warden serve` on them with ARGS
-       cargo xtask bench [--quick]  benchmark Warden against a native server (release builds)";
+       cargo xtask bench [--quick]  benchmark Warden against a native server (release builds)
+       cargo xtask bench --debug    the same on debug builds: checks the benchmark works (figures meaningless)";
 
 fn main() -> ExitCode {
     match run() {
@@ -75,8 +76,15 @@ fn stage_examples() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// Builds what the benchmark compares, in release, then runs it.
-fn bench(extra: Vec<OsString>) -> Result<ExitCode> {
+/// Builds what the benchmark compares, in release, then runs it. With
+/// `--debug`, builds for debugging instead and runs a quick pass: a check
+/// that the benchmark works, whose figures mean nothing.
+fn bench(mut extra: Vec<OsString>) -> Result<ExitCode> {
+    let debug = extra.iter().any(|a| a == "--debug");
+    extra.retain(|a| a != "--debug");
+    if debug && !extra.iter().any(|a| a == "--quick") {
+        extra.push("--quick".into());
+    }
     let root = repo_root();
     let guests = build_guests(&root.join("tests").join("plugins"))?;
     let guest = |name: &str| {
@@ -90,16 +98,17 @@ fn bench(extra: Vec<OsString>) -> Result<ExitCode> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     // Two builds, so the baseline's dependencies' features never leak into Warden's.
     for package in ["warden", "warden-bench"] {
-        let status = Command::new(&cargo)
-            .current_dir(&root)
-            .args(["build", "--release", "--package", package])
-            .status()
-            .with_context(|| format!("building {package}"))?;
+        let mut build = Command::new(&cargo);
+        build.current_dir(&root).args(["build", "--package", package]);
+        if !debug {
+            build.arg("--release");
+        }
+        let status = build.status().with_context(|| format!("building {package}"))?;
         if !status.success() {
             bail!("building {package} failed");
         }
     }
-    let release = root.join("target").join("release");
+    let release = root.join("target").join(if debug { "debug" } else { "release" });
     let status = Command::new(release.join("warden-bench"))
         .current_dir(&root)
         .arg("--warden")
@@ -111,7 +120,11 @@ fn bench(extra: Vec<OsString>) -> Result<ExitCode> {
         .arg("--prefixed")
         .arg(prefixed)
         .arg("--out")
-        .arg(root.join("target").join("bench").join("results.json"))
+        .arg(
+            root.join("target")
+                .join("bench")
+                .join(if debug { "debug-results.json" } else { "results.json" }),
+        )
         .args(extra)
         .status()
         .context("running warden-bench")?;

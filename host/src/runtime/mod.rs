@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use tokio::sync::Semaphore;
 use wasmtime::component::{Component, Instance, InstancePre, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
 
 use crate::manifest::format_size;
 pub use sandbox::{CallContext, GuestEvent, Policy, Sandbox};
@@ -315,6 +315,11 @@ fn take_denials(sandbox: &Sandbox) -> Vec<String> {
     std::mem::take(&mut *sandbox.denials.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
+/// Per pooled memory, how much a call's dirtied memory may stay resident
+/// for the next call (reset to its initial contents) instead of being
+/// returned to the kernel.
+const KEEP_RESIDENT: usize = 2 << 20;
+
 fn engine_config(pooling: bool, fuel: bool) -> Config {
     let mut config = Config::new();
     config.consume_fuel(fuel);
@@ -333,7 +338,15 @@ fn engine_config(pooling: bool, fuel: bool) -> Config {
             .max_memories_per_component(4)
             .max_tables_per_component(16)
             .max_component_instance_size(1 << 20)
-            .max_core_instance_size(1 << 20);
+            .max_core_instance_size(1 << 20)
+            // A slot's memory is reset between calls either way; resetting
+            // the pages a call dirtied with `memset` (found with Linux's
+            // PAGEMAP_SCAN) instead of `madvise` spares the next call a page
+            // fault per page it touches. Bounded per slot, so a plugin that
+            // touched 64 MiB does not keep it all resident.
+            .pagemap_scan(Enabled::Auto)
+            .linear_memory_keep_resident(KEEP_RESIDENT)
+            .table_keep_resident(64 << 10);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     config
