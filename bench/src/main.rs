@@ -78,10 +78,14 @@ fn options() -> Result<Options> {
     })
 }
 
-/// The two servers under test.
+/// The servers under test.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Side {
+    /// The native server through rmcp's own stdio transport.
     Native,
+    /// The native server reading and writing its stdio pipes without
+    /// blocking, as Warden's stdio transport does: the sandbox's own cost.
+    NativePipes,
     Warden,
 }
 
@@ -89,6 +93,7 @@ impl Side {
     fn name(self) -> &'static str {
         match self {
             Side::Native => "native",
+            Side::NativePipes => "native-pipes",
             Side::Warden => "warden",
         }
     }
@@ -104,8 +109,11 @@ struct Fixture {
 impl Fixture {
     fn command(&self, side: Side, extra: &[&str]) -> tokio::process::Command {
         match side {
-            Side::Native => {
+            Side::Native | Side::NativePipes => {
                 let mut command = tokio::process::Command::new(&self.options.native);
+                if side == Side::NativePipes {
+                    command.arg("--pipes");
+                }
                 command.args(extra);
                 command
             }
@@ -448,7 +456,7 @@ async fn main() -> Result<()> {
             (Tool::Echo, if quick { 200 } else { 2000 }),
             (Tool::Hash, if quick { 50 } else { 300 }),
         ] {
-            for side in [Side::Native, Side::Warden] {
+            for side in [Side::Native, Side::NativePipes, Side::Warden] {
                 eprintln!("stdio {} {} × {calls}", side.name(), tool.name());
                 let summary = stdio_latency(&fixture, side, tool, calls, &hashes).await?;
                 report.stdio(tool.name(), side.name(), summary);

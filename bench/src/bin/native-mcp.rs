@@ -2,7 +2,9 @@
 //! offering the benchmark plugin's two tools (`tests/plugins/bench`)
 //! implemented natively. It is what Warden would cost with no sandbox.
 //!
-//!     native-mcp                 # stdio
+//!     native-mcp                 # stdio, through rmcp's own stdio transport
+//!     native-mcp --pipes         # stdio that must be pipes, read and written
+//!                                # without blocking (as Warden's transport does)
 //!     native-mcp --http ADDR     # Streamable HTTP at http://ADDR/mcp
 
 use std::sync::Arc;
@@ -96,6 +98,18 @@ async fn main() -> anyhow::Result<()> {
             let service = Native::new().serve(rmcp::transport::stdio()).await?;
             service.waiting().await?;
         }
+        [flag] if flag == "--pipes" => {
+            use std::os::fd::AsFd;
+            use tokio::net::unix::pipe;
+            let stdin = std::io::stdin().as_fd().try_clone_to_owned()?;
+            let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
+            let transport = (
+                pipe::Receiver::from_owned_fd(stdin)?,
+                pipe::Sender::from_owned_fd(stdout)?,
+            );
+            let service = Native::new().serve(transport).await?;
+            service.waiting().await?;
+        }
         [flag, address] if flag == "--http" => {
             let listener = tokio::net::TcpListener::bind(address).await?;
             let config = StreamableHttpServerConfig::default()
@@ -110,7 +124,7 @@ async fn main() -> anyhow::Result<()> {
             eprintln!("serving MCP over HTTP at http://{}/mcp", listener.local_addr()?);
             axum::serve(listener, router).await?;
         }
-        _ => anyhow::bail!("usage: native-mcp [--http ADDR]"),
+        _ => anyhow::bail!("usage: native-mcp [--pipes | --http ADDR]"),
     }
     Ok(())
 }

@@ -227,14 +227,23 @@ impl Runtime {
     ) -> (Result<T, CallFailure>, CallReport) {
         let mut timings = CallReport::default();
         let limits = &plugin.policy.limits;
-        let Ok(Ok(_slot)) = tokio::time::timeout(BUSY_WAIT.min(limits.timeout / 2), plugin.concurrency.acquire()).await
-        else {
-            return (
-                Err(CallFailure::Busy {
-                    concurrency: limits.concurrency,
-                }),
-                timings,
-            );
+        // The common case takes a free slot at once; only a busy plugin's
+        // call pays for a timer.
+        let _slot = match plugin.concurrency.try_acquire() {
+            Ok(slot) => slot,
+            Err(_) => {
+                let Ok(Ok(slot)) =
+                    tokio::time::timeout(BUSY_WAIT.min(limits.timeout / 2), plugin.concurrency.acquire()).await
+                else {
+                    return (
+                        Err(CallFailure::Busy {
+                            concurrency: limits.concurrency,
+                        }),
+                        timings,
+                    );
+                };
+                slot
+            }
         };
         // The pool has a fixed number of slots: wait for one rather than fail.
         let Ok(_instance_slot) = self.instances.acquire().await else {

@@ -5,6 +5,8 @@
 //! This transport gives that reply and keeps serving. Lines are bounded so
 //! a peer that never sends a newline cannot exhaust memory.
 
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileTypeExt;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
@@ -13,6 +15,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
 use tokio::sync::Mutex;
 
 /// The longest message accepted on one line.
@@ -26,10 +29,35 @@ pub struct StdioTransport<R, W> {
     writer: Arc<Mutex<W>>,
 }
 
-impl StdioTransport<tokio::io::Stdin, tokio::io::Stdout> {
+type Reader = Box<dyn AsyncRead + Unpin + Send>;
+type Writer = Box<dyn AsyncWrite + Unpin + Send>;
+
+impl StdioTransport<Reader, Writer> {
+    /// stdin and stdout. When they are pipes — as when an MCP client starts
+    /// Warden — the async runtime reads and writes them directly, in
+    /// non-blocking mode; otherwise (a terminal, a file) through tokio's
+    /// blocking stdio, which hands every read and write to another thread.
     pub fn stdio() -> Self {
-        Self::new(tokio::io::stdin(), tokio::io::stdout())
+        let reader: Reader = match pipe_end(&std::io::stdin()).and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok()) {
+            Some(pipe) => Box::new(pipe),
+            None => Box::new(tokio::io::stdin()),
+        };
+        let writer: Writer = match pipe_end(&std::io::stdout()).and_then(|fd| pipe::Sender::from_owned_fd(fd).ok()) {
+            Some(pipe) => Box::new(pipe),
+            None => Box::new(tokio::io::stdout()),
+        };
+        Self::new(reader, writer)
     }
+}
+
+/// A duplicate of `stream`'s descriptor, if it is a pipe (tokio checks that
+/// again, and the access mode, before using it).
+fn pipe_end(stream: &impl AsFd) -> Option<OwnedFd> {
+    let fd = stream.as_fd().try_clone_to_owned().ok()?;
+    let is_pipe = std::fs::File::from(fd.try_clone().ok()?)
+        .metadata()
+        .is_ok_and(|m| m.file_type().is_fifo());
+    is_pipe.then_some(fd)
 }
 
 enum Line {
