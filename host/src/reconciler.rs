@@ -246,6 +246,9 @@ impl Reconciler {
             "catalog swapped"
         );
         self.notifier.notify(visible, before, after).await;
+        if summary.compiled > 0 {
+            return_compiler_memory();
+        }
         summary
     }
 
@@ -338,6 +341,18 @@ fn key_stem(path: &Path, dir: &Path) -> String {
     match first.strip_suffix(".wasm") {
         Some(stem) if !inside_folder => stem.to_string(),
         _ => first,
+    }
+}
+
+/// Compiling takes far more memory than the compiled code keeps; glibc's
+/// allocator holds on to what the compiler freed unless asked to give it
+/// back. (Measured with 20 plugins: ≈ 86 MiB resident after a cold start
+/// without this, against ≈ 31 MiB after a warm one.)
+fn return_compiler_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory back to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
