@@ -8,7 +8,11 @@ wit_bindgen::generate!({
 use exports::warden::plugin::tools::Guest;
 use serde_json::{Value, json};
 use std::hint::black_box;
+use std::sync::Mutex;
 use std::time::Duration;
+
+/// What `remember` kept: must never be seen by a later call.
+static REMEMBERED: Mutex<String> = Mutex::new(String::new());
 use warden::plugin::host::{self, LogLevel};
 use warden::plugin::types::{CallResult, Content, Error, Tool};
 
@@ -118,6 +122,18 @@ impl Guest for Misbehave {
                 None,
             ),
             tool(
+                "remember",
+                "Keeps `text` in a global and on the heap, then answers what the global held before \
+                 (empty in a fresh instance): anything else means state leaked between calls.",
+                json!({
+                    "type": "object",
+                    "properties": { "text": { "type": "string" } },
+                    "required": ["text"],
+                    "additionalProperties": false
+                }),
+                None,
+            ),
+            tool(
                 "sleep",
                 "Sleeps `ms` milliseconds (through the WASI clock), then returns \"slept\".",
                 json!({
@@ -188,6 +204,13 @@ impl Guest for Misbehave {
                     return Err(Error::InvalidArguments("`bytes` must be a non-negative integer".into()));
                 };
                 Ok(text("x".repeat(bytes as usize)))
+            }
+            "remember" => {
+                let args = arguments(&raw)?;
+                let new = args.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
+                let mut kept = REMEMBERED.lock().unwrap_or_else(|p| p.into_inner());
+                let before = std::mem::replace(&mut *kept, new);
+                Ok(text(&before))
             }
             "sleep" => {
                 let args = arguments(&raw)?;
