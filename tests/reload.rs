@@ -297,7 +297,7 @@ async fn a_restart_with_a_warm_cache_compiles_nothing() {
     };
 
     let cold = serve_with_cache(&dir, cache.path(), Era::Handshake).await;
-    assert_eq!(cold.tool_names().await.len(), 14);
+    assert_eq!(cold.tool_names().await.len(), 15);
     let log = cold.stop().await;
     assert!(log.contains("compiled=3 from_cache=0"), "{log}");
     let written = entries();
@@ -315,7 +315,7 @@ async fn a_restart_with_a_warm_cache_compiles_nothing() {
     let good = std::fs::read(&victim).unwrap();
     std::fs::write(&victim, &good[..good.len() / 3]).unwrap();
     let repaired = serve_with_cache(&dir, cache.path(), Era::Handshake).await;
-    assert_eq!(repaired.tool_names().await.len(), 14);
+    assert_eq!(repaired.tool_names().await.len(), 15);
     let log = repaired.stop().await;
     assert!(log.contains("compiled=1 from_cache=2"), "{log}");
     assert!(log.contains("is unusable"), "{log}");
