@@ -67,6 +67,16 @@ impl HttpWarden {
     }
 
     async fn client(&self, era: Era, token: Option<&str>) -> RunningService<RoleClient, Recorder> {
+        self.client_recording(era, token, Recorder::default()).await
+    }
+
+    /// A client whose notifications land in `recorder`.
+    async fn client_recording(
+        &self,
+        era: Era,
+        token: Option<&str>,
+        recorder: Recorder,
+    ) -> RunningService<RoleClient, Recorder> {
         let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
         if let Some(token) = token {
             config = config.auth_header(token);
@@ -78,7 +88,7 @@ impl HttpWarden {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
         };
-        Recorder::default()
+        recorder
             .serve_with_lifecycle(transport, lifecycle)
             .await
             .unwrap_or_else(|e| panic!("cannot connect over HTTP ({era:?}): {e}\n{}", self.log()))
@@ -392,20 +402,7 @@ async fn progress_and_list_changes_reach_http_clients() {
     let warden = HttpWarden::start(dir.path(), &[]).await;
     for era in ERAS {
         let recorder = Recorder::default();
-        let transport = StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(
-            warden.url.clone(),
-        ));
-        let lifecycle = match era {
-            Era::Handshake => ClientLifecycleMode::Initialize,
-            Era::Stateless => ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        };
-        let client = recorder
-            .clone()
-            .serve_with_lifecycle(transport, lifecycle)
-            .await
-            .unwrap();
+        let client = warden.client_recording(era, None, recorder.clone()).await;
 
         // Progress arrives on the request's own stream, before the result.
         let mut params = CallToolRequestParams::new("progress");
@@ -463,20 +460,7 @@ async fn resources_prompts_and_logs_over_http() {
     let warden = HttpWarden::start(dir.path(), &[]).await;
     for era in ERAS {
         let recorder = Recorder::default();
-        let transport = StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(
-            warden.url.clone(),
-        ));
-        let lifecycle = match era {
-            Era::Handshake => ClientLifecycleMode::Initialize,
-            Era::Stateless => ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        };
-        let client = recorder
-            .clone()
-            .serve_with_lifecycle(transport, lifecycle)
-            .await
-            .unwrap();
+        let client = warden.client_recording(era, None, recorder.clone()).await;
 
         let read = client
             .read_resource(ReadResourceRequestParams::new("mem://items/7"))
