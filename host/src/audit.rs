@@ -1,4 +1,5 @@
-//! The audit trail: one JSON line per `tools/call`, appended to a file.
+//! The audit trail: one JSON line per plugin invocation — `tools/call`,
+//! `resources/read`, `prompts/get`, `completion/complete` — appended to a file.
 //!
 //! Arguments are never logged, only their size: they may hold secrets.
 
@@ -22,24 +23,21 @@ pub enum Outcome {
     MemoryLimit,
     FuelLimit,
     OutputLimit,
+    HandleLimit,
     Busy,
     Cancelled,
     Unavailable,
     Rejected,
 }
 
-impl Outcome {
-    pub fn from_failure(word: &str) -> Self {
-        match word {
-            "timeout" => Outcome::Timeout,
-            "memory-limit" => Outcome::MemoryLimit,
-            "fuel-limit" => Outcome::FuelLimit,
-            "cancelled" => Outcome::Cancelled,
-            "busy" => Outcome::Busy,
-            "unavailable" => Outcome::Unavailable,
-            _ => Outcome::Trap,
-        }
-    }
+/// What a plugin was asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    ToolCall,
+    ResourceRead,
+    PromptGet,
+    Completion,
 }
 
 #[derive(Serialize)]
@@ -47,8 +45,15 @@ pub struct Record<'a> {
     /// Seconds since the Unix epoch, with millisecond precision.
     pub time: f64,
     pub plugin: &'a str,
-    pub tool: &'a str,
-    pub exposed_name: &'a str,
+    pub kind: Kind,
+    /// The tool or prompt name, the resource URI, or for a completion the
+    /// prompt name or URI template.
+    pub target: &'a str,
+    /// For tool calls (also in `target`), as older readers of the log expect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exposed_name: Option<&'a str>,
     pub duration_ms: f64,
     pub outcome: Outcome,
     pub argument_bytes: usize,

@@ -123,12 +123,13 @@ fn describe(out: &mut String, plugin: &Plugin) {
 
 fn limits(limits: &Limits) -> String {
     let mut text = format!(
-        "memory {}, timeout {}, concurrency {}, output {}, log-output {}",
+        "memory {}, timeout {}, concurrency {}, output {}, log-output {}, handles {}",
         format_size(limits.memory),
         humantime::format_duration(limits.timeout),
         limits.concurrency,
         format_size(limits.output),
-        format_size(limits.log_output)
+        format_size(limits.log_output),
+        limits.handles
     );
     if let Some(fuel) = limits.fuel {
         text.push_str(&format!(", fuel {fuel}"));

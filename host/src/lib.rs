@@ -21,6 +21,7 @@ pub mod manifest;
 pub mod mcp;
 pub mod naming;
 pub mod plugin;
+pub mod printable;
 pub mod reconciler;
 pub mod runtime;
 pub mod serve;

@@ -30,6 +30,10 @@ pub struct Limits {
     pub log_output: u64,
     /// Deterministic instruction budget per call, when set.
     pub fuel: Option<u64>,
+    /// WASI resources (files, sockets, streams, HTTP requests and header
+    /// collections, pollables) one call may hold at once. Each may pin an OS
+    /// handle or host memory, so it is bounded like memory.
+    pub handles: u32,
 }
 
 impl Default for Limits {
@@ -41,9 +45,17 @@ impl Default for Limits {
             output: 1 << 20,
             log_output: 64 << 10,
             fuel: None,
+            handles: 256,
         }
     }
 }
+
+/// Fewer handles than this and a plugin cannot even print (its stdio
+/// streams and preopens take handles too).
+pub const MIN_HANDLES: u32 = 8;
+/// Each handle may be an OS file descriptor: a plugin may not ask for more
+/// than a sliver of the process's descriptors per call.
+pub const MAX_HANDLES: u32 = 4096;
 
 /// A validated manifest.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -119,6 +131,7 @@ struct RawLimits {
     #[serde(rename = "log-output")]
     log_output: Option<String>,
     fuel: Option<u64>,
+    handles: Option<u32>,
 }
 
 impl Manifest {
@@ -153,6 +166,13 @@ impl Manifest {
             fuel: match raw.limits.fuel {
                 Some(0) => bail!("`limits.fuel` must be at least 1"),
                 fuel => fuel,
+            },
+            handles: match raw.limits.handles {
+                Some(n) if !(MIN_HANDLES..=MAX_HANDLES).contains(&n) => bail!(
+                    "`limits.handles` = {n} must be between {MIN_HANDLES} and {MAX_HANDLES}"
+                ),
+                Some(n) => n,
+                None => defaults.handles,
             },
         };
         if limits.timeout.is_zero() {
@@ -339,6 +359,7 @@ mod tests {
             timeout = "1500ms"
             concurrency = 2
             output = "10KiB"
+            handles = 32
             "#,
         )
         .unwrap();
@@ -348,6 +369,9 @@ mod tests {
         assert_eq!(m.limits.timeout, Duration::from_millis(1500));
         assert_eq!(m.limits.concurrency, 2);
         assert_eq!(m.limits.output, 10 << 10);
+        assert_eq!(m.limits.handles, 32);
+        let err = format!("{:#}", Manifest::parse("[limits]\nhandles = 100000").unwrap_err());
+        assert!(err.contains("`limits.handles` = 100000 must be between"), "{err}");
     }
 
     #[test]

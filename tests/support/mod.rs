@@ -177,6 +177,8 @@ pub struct Server {
     pub client: RunningService<RoleClient, Recorder>,
     pub recorder: Recorder,
     pub stderr: tempfile::NamedTempFile,
+    /// The warden process.
+    pub pid: u32,
 }
 
 impl Server {
@@ -320,6 +322,7 @@ pub async fn connect(command: tokio::process::Command, era: Era, stderr: tempfil
         .stderr(Stdio::from(stderr.reopen().unwrap()))
         .spawn()
         .expect("warden starts");
+    let pid = transport.id().expect("warden is running");
     let lifecycle = match era {
         Era::Handshake => ClientLifecycleMode::Initialize,
         Era::Stateless => ClientLifecycleMode::Discover {
@@ -338,6 +341,7 @@ pub async fn connect(command: tokio::process::Command, era: Era, stderr: tempfil
         client,
         recorder,
         stderr,
+        pid,
     };
     if era == Era::Stateless {
         server.listen_for_list_changes().await;
@@ -401,4 +405,19 @@ pub async fn http_server() -> TestHttp {
         }
     });
     TestHttp { port, connections }
+}
+
+/// The open file descriptors of a process.
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |fds| fds.count())
+}
+
+/// A field of /proc/PID/status in KiB (`VmRSS`, `VmHWM`).
+pub fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }

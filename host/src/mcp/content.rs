@@ -7,6 +7,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, PromptMessage, Resource, ResourceContents, Role};
 use serde_json::Value;
 
+use crate::audit::Outcome;
 use crate::declarations::{self, ToolDecl};
 use crate::manifest::format_size;
 use crate::runtime::bindings::types;
@@ -20,6 +21,14 @@ pub enum ContentError {
 }
 
 impl ContentError {
+    /// How the audit log records this refusal.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            ContentError::Malformed(_) => Outcome::ToolError,
+            ContentError::TooLarge { .. } => Outcome::OutputLimit,
+        }
+    }
+
     /// `what` names what was run, e.g. "`text_stats`" or "a read of `notes://a`".
     pub fn describe(&self, plugin: &str, manifest: &str, what: &str) -> String {
         match self {
@@ -35,14 +44,33 @@ impl ContentError {
     }
 }
 
-/// How many bytes a piece of content takes on the wire (blobs as base64).
+/// What every item of an answer costs beyond its text: its JSON framing on
+/// the wire. Counted so that half a million empty items are held to the
+/// output limit like half a million bytes.
+const ITEM_OVERHEAD: u64 = 32;
+
+/// How many bytes a piece of content takes on the wire (blobs as base64),
+/// every string the plugin chose included.
 fn content_bytes(content: &types::Content) -> u64 {
-    match content {
-        types::Content::Text(t) => t.len() as u64,
-        types::Content::Image(b) | types::Content::Audio(b) => base64_len(b.data.len()),
-        types::Content::EmbeddedResource(r) => body_bytes(&r.body),
-        types::Content::ResourceLink(_) => 0,
-    }
+    ITEM_OVERHEAD
+        + match content {
+            types::Content::Text(t) => t.len() as u64,
+            types::Content::Image(b) | types::Content::Audio(b) => {
+                base64_len(b.data.len()) + b.mime_type.len() as u64
+            }
+            types::Content::EmbeddedResource(r) => contents_bytes(r),
+            types::Content::ResourceLink(link) => {
+                (link.uri.len() + link.name.len()) as u64 + optional_len(&link.description) + optional_len(&link.mime_type)
+            }
+        }
+}
+
+fn contents_bytes(contents: &types::ResourceContents) -> u64 {
+    ITEM_OVERHEAD + contents.uri.len() as u64 + optional_len(&contents.mime_type) + body_bytes(&contents.body)
+}
+
+fn optional_len(text: &Option<String>) -> u64 {
+    text.as_ref().map_or(0, |t| t.len() as u64)
 }
 
 fn body_bytes(body: &types::ResourceBody) -> u64 {
@@ -63,19 +91,43 @@ fn within_limit(bytes: u64, limit: u64) -> Result<(), ContentError> {
     Ok(())
 }
 
+/// A message the plugin wrote for the client (its own error text), held to
+/// the output limit like any answer.
+pub fn plugin_text(text: String, output_limit: u64) -> Result<String, ContentError> {
+    within_limit(text.len() as u64, output_limit)?;
+    Ok(text)
+}
+
+/// Completion values as sent: at most `CompletionInfo::MAX_VALUES` of them,
+/// held to the output limit. Returns the values, how many the plugin offered,
+/// and whether there were more than are sent.
+pub fn completion_values(
+    mut values: Vec<String>,
+    max_values: usize,
+    output_limit: u64,
+) -> Result<(Vec<String>, usize, bool), ContentError> {
+    let total = values.len();
+    values.truncate(max_values);
+    within_limit(
+        values.iter().map(|v| v.len() as u64 + ITEM_OVERHEAD).sum(),
+        output_limit,
+    )?;
+    Ok((values, total, total > max_values))
+}
+
 /// Converts and checks a successful `read-resource` answer.
 pub fn read_contents(
     contents: Vec<types::ResourceContents>,
     output_limit: u64,
 ) -> Result<Vec<ResourceContents>, ContentError> {
-    within_limit(contents.iter().map(|c| body_bytes(&c.body)).sum(), output_limit)?;
+    within_limit(contents.iter().map(contents_bytes).sum(), output_limit)?;
     Ok(contents.into_iter().map(resource_contents).collect())
 }
 
 /// Converts and checks a successful `get-prompt` answer.
 pub fn prompt_result(reply: types::PromptResult, output_limit: u64) -> Result<GetPromptResult, ContentError> {
     within_limit(
-        reply.messages.iter().map(|m| content_bytes(&m.content)).sum(),
+        reply.messages.iter().map(|m| content_bytes(&m.content)).sum::<u64>() + optional_len(&reply.description),
         output_limit,
     )?;
     let messages = reply
@@ -179,11 +231,46 @@ pub fn call_result(
     Ok(result)
 }
 
-/// The text a plugin's own error becomes for the model.
-pub fn tool_error(error: types::Error) -> String {
-    match error {
+/// The text a plugin's own error becomes for the model, held to the
+/// output limit.
+pub fn tool_error(error: types::Error, output_limit: u64) -> Result<String, ContentError> {
+    let text = match error {
         types::Error::NotFound(what) => format!("not found: {what}"),
         types::Error::InvalidArguments(why) => format!("invalid arguments: {why}"),
         types::Error::Failed(why) => why,
+    };
+    plugin_text(text, output_limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str) -> types::Content {
+        types::Content::Text(t.into())
+    }
+
+    #[test]
+    fn every_string_and_item_counts_against_the_limit() {
+        let link = types::Content::ResourceLink(types::ResourceLink {
+            uri: format!("x://{}", "a".repeat(2000)),
+            name: "n".into(),
+            description: Some("d".repeat(1000)),
+            mime_type: None,
+        });
+        assert!(content_bytes(&link) > 3000);
+        let many = vec![text(""); 100_000];
+        let total: u64 = many.iter().map(content_bytes).sum();
+        assert!(within_limit(total, 1 << 20).is_err(), "100 000 empty items are 3.2 MB of JSON");
+        let error = tool_error(types::Error::Failed("e".repeat(2 << 20)), 1 << 20);
+        assert!(matches!(error, Err(ContentError::TooLarge { .. })));
+        assert_eq!(tool_error(types::Error::NotFound("x".into()), 1 << 20).ok().unwrap(), "not found: x");
+    }
+
+    #[test]
+    fn completions_are_cut_to_the_maximum_then_held_to_the_limit() {
+        let (values, total, more) = completion_values(vec!["v".into(); 150], 100, 1 << 20).ok().unwrap();
+        assert_eq!((values.len(), total, more), (100, 150, true));
+        assert!(completion_values(vec!["v".repeat(20_000); 100], 100, 1 << 20).is_err());
     }
 }

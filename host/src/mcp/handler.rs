@@ -21,17 +21,17 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::content::{self, ContentError};
-use super::in_flight::InFlight;
+use super::in_flight::{CallGuard, InFlight};
 use super::logging::{self, Level};
 use super::notifier::{Notifier, Swap};
 use super::pagination;
 use super::session::Session;
-use crate::audit::{self, AuditLog, Outcome};
+use crate::audit::{self, AuditLog, Kind, Outcome};
 use crate::catalog::CatalogHandle;
 use crate::declarations;
 use crate::plugin::{CompletionRef, Plugin};
 use crate::runtime::bindings::types;
-use crate::runtime::{CallContext, CallFailure, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
+use crate::runtime::{CallContext, CallFailure, CallReport, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
 
 /// What every connection shares: one catalog, one runtime, one audit log,
 /// and the notifier that tells every client when the catalog changes.
@@ -63,27 +63,28 @@ impl WardenServer {
 /// catalog is the same for every client.
 const LIST_TTL_MS: u64 = 0;
 
+/// What the audit record of one invocation says besides its outcome.
 struct Audit<'a> {
     log: Option<&'a AuditLog>,
-    plugin: &'a str,
-    tool: &'a str,
+    plugin: Arc<str>,
+    kind: Kind,
+    target: String,
     argument_bytes: usize,
     started: Instant,
     timing: Option<audit::Timing>,
 }
 
 impl Audit<'_> {
-    fn record(&self, outcome: Outcome, detail: Option<&str>) {
-        self.record_with(outcome, detail, &[]);
-    }
-
-    fn record_with(&self, outcome: Outcome, detail: Option<&str>, denied: &[String]) {
+    fn record(&self, outcome: Outcome, detail: Option<&str>, denied: &[String]) {
         if let Some(log) = self.log {
+            let tool = (self.kind == Kind::ToolCall).then_some(self.target.as_str());
             log.record(&audit::Record {
                 time: audit::now(),
-                plugin: self.plugin,
-                tool: self.tool,
-                exposed_name: self.tool,
+                plugin: &self.plugin,
+                kind: self.kind,
+                target: &self.target,
+                tool,
+                exposed_name: tool,
                 duration_ms: audit::millis(self.started.elapsed()),
                 outcome,
                 argument_bytes: self.argument_bytes,
@@ -168,21 +169,31 @@ async fn forward_events(peer: Peer<RoleServer>, route: EventRoute, mut events: m
     }
 }
 
-/// One plugin invocation on behalf of a request: its call context, and the
-/// task forwarding its events, which must finish before the response.
-struct Invocation {
+/// One plugin invocation on behalf of a request: its call context, the
+/// task forwarding its events (which must finish before the response), and
+/// its audit record. Every invocation — tool call, read, prompt get,
+/// completion — goes through `WardenServer::invocation` and `finish`.
+struct Invocation<'a> {
     call: CallContext,
     forwarder: Option<tokio::task::JoinHandle<()>>,
+    audit: Audit<'a>,
+    _running: CallGuard,
 }
 
-impl Invocation {
+impl Invocation<'_> {
     /// Waits until every event of the (finished) call has been sent: progress
     /// and log messages come before the response, never after it.
-    async fn flush(self) {
-        drop(self.call);
-        if let Some(task) = self.forwarder {
+    async fn flush(&mut self) {
+        // The call's sender is the last one once the sandbox is gone.
+        self.call.events = None;
+        if let Some(task) = self.forwarder.take() {
             let _ = task.await;
         }
+    }
+
+    /// Records how the invocation ended, with what the sandbox refused.
+    fn finish(&self, outcome: Outcome, detail: Option<&str>, report: &CallReport) {
+        self.audit.record(outcome, detail, &report.denials);
     }
 }
 
@@ -210,7 +221,14 @@ impl WardenServer {
         }
     }
 
-    fn invocation(&self, plugin: &Arc<str>, context: &RequestContext<RoleServer>) -> Invocation {
+    fn invocation(
+        &self,
+        plugin: &Arc<str>,
+        context: &RequestContext<RoleServer>,
+        kind: Kind,
+        target: &str,
+        argument_bytes: usize,
+    ) -> Invocation<'_> {
         let route = EventRoute {
             plugin: plugin.clone(),
             progress: context.meta.get_progress_token(),
@@ -230,6 +248,16 @@ impl WardenServer {
                 cancel: context.ct.clone(),
             },
             forwarder,
+            audit: Audit {
+                log: self.shared.audit.as_ref(),
+                plugin: plugin.clone(),
+                kind,
+                target: target.to_string(),
+                argument_bytes,
+                started: Instant::now(),
+                timing: None,
+            },
+            _running: self.shared.in_flight.enter(),
         }
     }
 }
@@ -419,33 +447,51 @@ impl ServerHandler for WardenServer {
         let Some(plugin) = catalog.resource_owner(&uri) else {
             return Err(resource_not_found(&uri, None));
         };
-        let _running = self.shared.in_flight.enter();
-        let invocation = self.invocation(&plugin.name, &context);
-        let (reply, _report) = plugin
+        let limit = plugin.prepared.policy.limits.output;
+        let mut invocation = self.invocation(&plugin.name, &context, Kind::ResourceRead, &uri, uri.len());
+        let (reply, report) = plugin
             .read_resource(&self.shared.runtime, &uri, invocation.call.clone())
             .await;
         invocation.flush().await;
         let what = format!("a read of `{uri}`");
-        let contents = match reply {
-            Err(failure) => return Err(failure_error(&failure, plugin, &what)),
+        let converted = match reply {
+            Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
             Ok(Err(types::Error::NotFound(why) | types::Error::InvalidArguments(why))) => {
-                return Err(resource_not_found(&uri, Some(format!("no resource `{uri}`: {why}"))));
+                match content::plugin_text(why, limit) {
+                    Ok(why) => Err((
+                        Outcome::ToolError,
+                        resource_not_found(&uri, Some(format!("no resource `{uri}`: {why}"))),
+                    )),
+                    Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
+                }
             }
-            Ok(Err(types::Error::Failed(why))) => {
-                return Err(McpError::internal_error(
-                    format!("plugin `{}` could not read `{uri}`: {why}", plugin.name),
-                    Some(serde_json::json!({ "uri": uri })),
-                ));
+            Ok(Err(types::Error::Failed(why))) => match content::plugin_text(why, limit) {
+                Ok(why) => Err((
+                    Outcome::ToolError,
+                    McpError::internal_error(
+                        format!("plugin `{}` could not read `{uri}`: {why}", plugin.name),
+                        Some(serde_json::json!({ "uri": uri })),
+                    ),
+                )),
+                Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
+            },
+            // A read that finds nothing is "not found", never empty contents.
+            Ok(Ok(contents)) if contents.is_empty() => {
+                Err((Outcome::ToolError, resource_not_found(&uri, None)))
             }
-            Ok(Ok(contents)) => contents,
+            Ok(Ok(contents)) => content::read_contents(contents, limit)
+                .map_err(|error| (error.outcome(), content_error(&error, plugin, &what))),
         };
-        // A read that finds nothing is "not found", never empty contents.
-        if contents.is_empty() {
-            return Err(resource_not_found(&uri, None));
+        match converted {
+            Ok(contents) => {
+                invocation.finish(Outcome::Ok, None, &report);
+                Ok(cache_hints!(ReadResourceResult::new(contents), &context).into())
+            }
+            Err((outcome, error)) => {
+                invocation.finish(outcome, Some(&error.message), &report);
+                Err(error)
+            }
         }
-        let contents = content::read_contents(contents, plugin.prepared.policy.limits.output)
-            .map_err(|error| content_error(&error, plugin, &what))?;
-        Ok(cache_hints!(ReadResourceResult::new(contents), &context).into())
     }
 
     async fn subscribe(
@@ -521,28 +567,48 @@ impl ServerHandler for WardenServer {
             .check_arguments(arguments.iter().map(|(name, _)| name.as_str()))
             .map_err(|why| McpError::invalid_params(why, Some(serde_json::json!({ "name": request.name }))))?;
         let plugin = &entry.plugin;
-        let _running = self.shared.in_flight.enter();
-        let invocation = self.invocation(&plugin.name, &context);
-        let (reply, _report) = plugin
+        let limit = plugin.prepared.policy.limits.output;
+        let argument_bytes = arguments.iter().map(|(name, value)| name.len() + value.len()).sum();
+        let mut invocation =
+            self.invocation(&plugin.name, &context, Kind::PromptGet, &request.name, argument_bytes);
+        let (reply, report) = plugin
             .get_prompt(&self.shared.runtime, &request.name, &arguments, invocation.call.clone())
             .await;
         invocation.flush().await;
         let what = format!("prompt `{}`", request.name);
-        match reply {
-            Err(failure) => Err(failure_error(&failure, plugin, &what)),
+        let converted = match reply {
+            Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
             Ok(Err(types::Error::NotFound(why) | types::Error::InvalidArguments(why))) => {
-                Err(McpError::invalid_params(
-                    format!("{what}: {why}"),
-                    Some(serde_json::json!({ "name": request.name })),
-                ))
+                match content::plugin_text(why, limit) {
+                    Ok(why) => Err((
+                        Outcome::ToolError,
+                        McpError::invalid_params(
+                            format!("{what}: {why}"),
+                            Some(serde_json::json!({ "name": request.name })),
+                        ),
+                    )),
+                    Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
+                }
             }
-            Ok(Err(types::Error::Failed(why))) => Err(McpError::internal_error(
-                format!("plugin `{}` could not render {what}: {why}", plugin.name),
-                None,
-            )),
-            Ok(Ok(reply)) => content::prompt_result(reply, plugin.prepared.policy.limits.output)
-                .map(Into::into)
-                .map_err(|error| content_error(&error, plugin, &what)),
+            Ok(Err(types::Error::Failed(why))) => match content::plugin_text(why, limit) {
+                Ok(why) => Err((
+                    Outcome::ToolError,
+                    McpError::internal_error(format!("plugin `{}` could not render {what}: {why}", plugin.name), None),
+                )),
+                Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
+            },
+            Ok(Ok(reply)) => content::prompt_result(reply, limit)
+                .map_err(|error| (error.outcome(), content_error(&error, plugin, &what))),
+        };
+        match converted {
+            Ok(result) => {
+                invocation.finish(Outcome::Ok, None, &report);
+                Ok(result.into())
+            }
+            Err((outcome, error)) => {
+                invocation.finish(outcome, Some(&error.message), &report);
+                Err(error)
+            }
         }
     }
 
@@ -552,7 +618,7 @@ impl ServerHandler for WardenServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let catalog = self.shared.catalog.snapshot();
-        let (plugin, reference) = match &request.r#ref {
+        let (plugin, reference, target) = match &request.r#ref {
             Reference::Prompt(prompt) => {
                 let Some(entry) = catalog.prompt(&prompt.name) else {
                     return Err(McpError::invalid_params(
@@ -560,7 +626,7 @@ impl ServerHandler for WardenServer {
                         Some(serde_json::json!({ "name": prompt.name })),
                     ));
                 };
-                (&entry.plugin, CompletionRef::Prompt(prompt.name.clone()))
+                (&entry.plugin, CompletionRef::Prompt(prompt.name.clone()), &prompt.name)
             }
             Reference::Resource(template) => {
                 let Some(entry) = catalog.template(&template.uri) else {
@@ -572,13 +638,17 @@ impl ServerHandler for WardenServer {
                         Some(serde_json::json!({ "uri": template.uri })),
                     ));
                 };
-                (&entry.plugin, CompletionRef::ResourceTemplate(template.uri.clone()))
+                (
+                    &entry.plugin,
+                    CompletionRef::ResourceTemplate(template.uri.clone()),
+                    &template.uri,
+                )
             }
             _ => return Ok(CompleteResult::default()),
         };
-        let _running = self.shared.in_flight.enter();
-        let invocation = self.invocation(&plugin.name, &context);
-        let (reply, _report) = plugin
+        let argument_bytes = request.argument.name.len() + request.argument.value.len();
+        let mut invocation = self.invocation(&plugin.name, &context, Kind::Completion, target, argument_bytes);
+        let (reply, report) = plugin
             .complete(
                 &self.shared.runtime,
                 &reference,
@@ -588,13 +658,31 @@ impl ServerHandler for WardenServer {
             )
             .await;
         invocation.flush().await;
-        let mut values = reply.map_err(|failure| failure_error(&failure, plugin, "`complete`"))?;
-        let total = values.len();
-        let has_more = total > CompletionInfo::MAX_VALUES;
-        values.truncate(CompletionInfo::MAX_VALUES);
-        let completion = CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more)
-            .map_err(|e| McpError::internal_error(e, None))?;
-        Ok(CompleteResult::new(completion))
+        let what = "`complete`";
+        let converted = reply
+            .map_err(|failure| (failure.outcome(), failure_error(&failure, plugin, what)))
+            .and_then(|values| {
+                content::completion_values(
+                    values,
+                    CompletionInfo::MAX_VALUES,
+                    plugin.prepared.policy.limits.output,
+                )
+                .map_err(|error| (error.outcome(), content_error(&error, plugin, what)))
+            })
+            .and_then(|(values, total, has_more)| {
+                CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more)
+                    .map_err(|e| (Outcome::ToolError, McpError::internal_error(e, None)))
+            });
+        match converted {
+            Ok(completion) => {
+                invocation.finish(Outcome::Ok, None, &report);
+                Ok(CompleteResult::new(completion))
+            }
+            Err((outcome, error)) => {
+                invocation.finish(outcome, Some(&error.message), &report);
+                Err(error)
+            }
+        }
     }
 
     async fn call_tool(
@@ -612,24 +700,23 @@ impl ServerHandler for WardenServer {
                 Some(serde_json::json!({ "name": request.name })),
             ));
         };
-        let _running = self.shared.in_flight.enter();
         let decl = entry.decl();
         let plugin = &entry.plugin;
+        let limit = plugin.prepared.policy.limits.output;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let arguments_text = arguments.to_string();
-        let mut audit = Audit {
-            log: self.shared.audit.as_ref(),
-            plugin: &plugin.name,
-            tool: &request.name,
-            argument_bytes: arguments_text.len(),
-            started: Instant::now(),
-            timing: None,
-        };
+        let mut invocation = self.invocation(
+            &plugin.name,
+            &context,
+            Kind::ToolCall,
+            &request.name,
+            arguments_text.len(),
+        );
 
         let violations = declarations::violations(&decl.input, &arguments);
-        let validated = audit.started.elapsed();
+        let validated = invocation.audit.started.elapsed();
         if !violations.is_empty() {
-            audit.record(Outcome::Rejected, None);
+            invocation.finish(Outcome::Rejected, None, &CallReport::default());
             return Ok(error_result(format!(
                 "the arguments do not match the input schema of `{}`:\n- {}",
                 request.name,
@@ -638,7 +725,6 @@ impl ServerHandler for WardenServer {
             .into());
         }
 
-        let invocation = self.invocation(&plugin.name, &context);
         let (reply, report) = plugin
             .call_tool(
                 &self.shared.runtime,
@@ -653,17 +739,21 @@ impl ServerHandler for WardenServer {
 
         let converting = Instant::now();
         let tool_desc = format!("`{}`", request.name);
+        let refused = |error: ContentError| {
+            let text = error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
+            tracing::warn!("{text}");
+            (error_result(text.clone()), error.outcome(), Some(text))
+        };
         let (result, outcome, detail) = match reply {
             Err(failure) => {
                 let text = failure.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
-                (
-                    error_result(text.clone()),
-                    Outcome::from_failure(failure.outcome()),
-                    Some(text),
-                )
+                (error_result(text.clone()), failure.outcome(), Some(text))
             }
-            Ok(Err(tool_error)) => (error_result(content::tool_error(tool_error)), Outcome::ToolError, None),
-            Ok(Ok(reply)) => match content::call_result(reply, decl, plugin.prepared.policy.limits.output) {
+            Ok(Err(tool_error)) => match content::tool_error(tool_error, limit) {
+                Ok(text) => (error_result(text), Outcome::ToolError, None),
+                Err(error) => refused(error),
+            },
+            Ok(Ok(reply)) => match content::call_result(reply, decl, limit) {
                 Ok(result) => {
                     let outcome = if result.is_error == Some(true) {
                         Outcome::ToolError
@@ -672,25 +762,17 @@ impl ServerHandler for WardenServer {
                     };
                     (result, outcome, None)
                 }
-                Err(error) => {
-                    let text = error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
-                    let outcome = match error {
-                        ContentError::TooLarge { .. } => Outcome::OutputLimit,
-                        ContentError::Malformed(_) => Outcome::ToolError,
-                    };
-                    tracing::warn!("{text}");
-                    (error_result(text.clone()), outcome, Some(text))
-                }
+                Err(error) => refused(error),
             },
         };
-        audit.timing = Some(audit::Timing {
+        invocation.audit.timing = Some(audit::Timing {
             validate_us: audit::micros(validated),
             setup_us: audit::micros(report.setup),
             instantiate_us: audit::micros(report.instantiate),
             guest_us: audit::micros(report.run),
             convert_us: audit::micros(converting.elapsed()),
         });
-        audit.record_with(outcome, detail.as_deref(), &report.denials);
+        invocation.finish(outcome, detail.as_deref(), &report);
         Ok(result.into())
     }
 }

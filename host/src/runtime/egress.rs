@@ -10,7 +10,7 @@
 
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -20,19 +20,12 @@ use http_body_util::BodyExt;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::denials::Denials;
 use crate::grants::{Grants, HttpDenial, Scheme};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(30);
 const BETWEEN_BYTES_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Denials of one call, for the log, the audit trail and the error message.
-pub type Denials = Arc<Mutex<Vec<String>>>;
-
-pub fn record_denial(denials: &Denials, plugin: &str, message: String) {
-    tracing::warn!(target: "plugin", plugin, "denied: {message}");
-    denials.lock().unwrap_or_else(|p| p.into_inner()).push(message);
-}
 
 /// The `wasi:http` hooks of one call's sandbox.
 pub struct Egress {
@@ -83,7 +76,7 @@ impl Egress {
     /// explanation.
     fn deny(&self, denial: &HttpDenial) -> Error {
         let message = denial.describe(&self.manifest);
-        record_denial(&self.denials, &self.plugin, message.clone());
+        self.denials.record(&self.plugin, message.clone());
         Error::InternalError(Some(message))
     }
 

@@ -2,7 +2,11 @@
 //! machinery that runs one call in a fresh, limited sandbox.
 
 pub mod bindings;
+pub mod denials;
 pub mod egress;
+pub mod event_budget;
+pub mod handles;
+pub mod memory_reset;
 pub mod output;
 pub mod sandbox;
 
@@ -12,9 +16,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use tokio::sync::Semaphore;
 use wasmtime::component::{Component, Instance, InstancePre, Linker};
-use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+use wasmtime::component::ResourceTableError;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
 
+use crate::audit::Outcome;
 use crate::manifest::format_size;
+use handles::HandleBudget;
+use memory_reset::{MemoryReset, ResetMode};
 pub use sandbox::{CallContext, GuestEvent, Policy, Sandbox};
 
 /// How often the epoch advances. A running guest yields to the async runtime
@@ -37,6 +45,9 @@ pub struct Runtime {
     standard: Backend,
     metered: OnceLock<Backend>,
     instances: Semaphore,
+    /// OS handles all running calls may hold together.
+    handles: HandleBudget,
+    memory_reset: MemoryReset,
     pooling: bool,
 }
 
@@ -54,21 +65,24 @@ pub enum CallFailure {
     Busy {
         concurrency: u32,
     },
+    /// The call's resource table was full: `[limits] handles`.
+    HandleLimit(u32),
     /// The sandbox could not be built (e.g. a granted directory vanished).
     Unavailable(String),
 }
 
 impl CallFailure {
-    /// The audit log's word for this outcome.
-    pub fn outcome(&self) -> &'static str {
+    /// How the audit log records this outcome.
+    pub fn outcome(&self) -> Outcome {
         match self {
-            CallFailure::Timeout(_) => "timeout",
-            CallFailure::MemoryLimit(_) => "memory-limit",
-            CallFailure::FuelExhausted(_) => "fuel-limit",
-            CallFailure::Trap { .. } => "trap",
-            CallFailure::Cancelled => "cancelled",
-            CallFailure::Busy { .. } => "busy",
-            CallFailure::Unavailable(_) => "unavailable",
+            CallFailure::Timeout(_) => Outcome::Timeout,
+            CallFailure::MemoryLimit(_) => Outcome::MemoryLimit,
+            CallFailure::FuelExhausted(_) => Outcome::FuelLimit,
+            CallFailure::Trap { .. } => Outcome::Trap,
+            CallFailure::Cancelled => Outcome::Cancelled,
+            CallFailure::Busy { .. } => Outcome::Busy,
+            CallFailure::HandleLimit(_) => Outcome::HandleLimit,
+            CallFailure::Unavailable(_) => Outcome::Unavailable,
         }
     }
 
@@ -98,6 +112,10 @@ impl CallFailure {
                 }
                 text
             }
+            CallFailure::HandleLimit(limit) => format!(
+                "plugin `{plugin}` tried to hold more than {limit} handles (files, sockets, streams, HTTP \
+                 requests) at once while running {what}; the operator can raise `[limits] handles` in {manifest}"
+            ),
             CallFailure::Cancelled => format!("the call to {what} of plugin `{plugin}` was cancelled"),
             CallFailure::Unavailable(why) => format!("plugin `{plugin}` cannot run {what}: {why}"),
             CallFailure::Busy { concurrency } => format!(
@@ -161,22 +179,30 @@ impl Backend {
 
 impl Runtime {
     pub fn new() -> Result<Arc<Self>> {
-        let (engine, pooling) = match Engine::new(&engine_config(true, false)) {
+        let memory_reset = MemoryReset::detect();
+        let (engine, pooling) = match Engine::new(&engine_config(Some(memory_reset.mode()), false)) {
             Ok(engine) => (engine, true),
             Err(error) => {
                 tracing::warn!(
                     "the pooling allocator could not reserve its address space ({error:#}); \
                      falling back to on-demand allocation (slower per call)"
                 );
-                (Engine::new(&engine_config(false, false))?, false)
+                (Engine::new(&engine_config(None, false))?, false)
             }
         };
         Ok(Arc::new(Self {
             standard: Backend::new(engine)?,
             metered: OnceLock::new(),
             instances: Semaphore::new(MAX_INSTANCES as usize),
+            handles: HandleBudget::from_process_limit(),
+            memory_reset,
             pooling,
         }))
+    }
+
+    /// How pooled memory is wiped between calls.
+    pub fn memory_reset(&self) -> ResetMode {
+        self.memory_reset.mode()
     }
 
     pub fn engine(&self) -> &Engine {
@@ -196,7 +222,7 @@ impl Runtime {
         if let Some(backend) = self.metered.get() {
             return Ok(backend);
         }
-        let backend = Backend::new(Engine::new(&engine_config(false, true))?)?;
+        let backend = Backend::new(Engine::new(&engine_config(None, true))?)?;
         Ok(self.metered.get_or_init(|| backend))
     }
 
@@ -227,22 +253,29 @@ impl Runtime {
     ) -> (Result<T, CallFailure>, CallReport) {
         let mut timings = CallReport::default();
         let limits = &plugin.policy.limits;
-        // The common case takes a free slot at once; only a busy plugin's
-        // call pays for a timer.
-        let _slot = match plugin.concurrency.try_acquire() {
-            Ok(slot) => slot,
-            Err(_) => {
-                let Ok(Ok(slot)) =
-                    tokio::time::timeout(BUSY_WAIT.min(limits.timeout / 2), plugin.concurrency.acquire()).await
-                else {
-                    return (
-                        Err(CallFailure::Busy {
-                            concurrency: limits.concurrency,
-                        }),
-                        timings,
-                    );
+        if let Err(why) = self.memory_reset.check() {
+            return (Err(CallFailure::Unavailable(why)), timings);
+        }
+        // A busy plugin's call waits at most half its time limit (leaving the
+        // other half to run) for its own slot and its handles together; only
+        // a call that cannot start at once pays for a timer.
+        let busy = || CallFailure::Busy {
+            concurrency: limits.concurrency,
+        };
+        let (_slot, _handles) = match (
+            plugin.concurrency.try_acquire(),
+            self.handles.try_reserve(limits.handles),
+        ) {
+            (Ok(slot), Some(handles)) => (slot, handles),
+            _ => {
+                let wait = async {
+                    let slot = plugin.concurrency.acquire().await.ok()?;
+                    Some((slot, self.handles.reserve(limits.handles).await))
                 };
-                slot
+                match tokio::time::timeout(BUSY_WAIT.min(limits.timeout / 2), wait).await {
+                    Ok(Some(acquired)) => acquired,
+                    _ => return (Err(busy()), timings),
+                }
             }
         };
         // The pool has a fixed number of slots: wait for one rather than fail.
@@ -288,9 +321,11 @@ impl Runtime {
         // Dropping the future drops the guest's stack: whatever it was doing
         // ends here.
         drop(timed);
-        timings.denials = take_denials(store.data());
+        timings.denials = store.data().denials.take(&plugin_name);
         let Some(result) = result else {
-            log_output(&plugin_name, &store.data().stdout, &store.data().stderr);
+            store.data().finish(&plugin_name);
+            drop(store);
+            self.check_memory_reset();
             return (Err(CallFailure::Cancelled), timings);
         };
         timings.run = ran.elapsed();
@@ -306,37 +341,54 @@ impl Runtime {
             Ok(Err(error)) if is_out_of_fuel(&error) => {
                 Err(CallFailure::FuelExhausted(limits.fuel.unwrap_or_default()))
             }
+            Ok(Err(error)) if is_table_full(&error) => Err(CallFailure::HandleLimit(limits.handles)),
             Ok(Err(error)) => Err(CallFailure::Trap {
                 message: trap_message(&error),
                 stderr_tail: sandbox.stderr.crash_summary(),
             }),
         };
-        log_output(&plugin_name, &sandbox.stdout, &sandbox.stderr);
+        sandbox.finish(&plugin_name);
+        // The slot's memory is wiped when the store goes.
+        drop(store);
+        self.check_memory_reset();
         (outcome, timings)
     }
+
+    /// After a slot was wiped: notices swap that appeared meanwhile, so the
+    /// next call is refused rather than handed a slot that may not be clean.
+    fn check_memory_reset(&self) {
+        if self.pooling {
+            let _ = self.memory_reset.check();
+        }
+    }
+}
+
+/// A full resource table: the guest held `[limits] handles` resources.
+fn is_table_full(error: &wasmtime::Error) -> bool {
+    error
+        .chain()
+        .any(|cause| matches!(cause.downcast_ref::<ResourceTableError>(), Some(ResourceTableError::Full)))
 }
 
 fn is_out_of_fuel(error: &wasmtime::Error) -> bool {
     error.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel)
 }
 
-fn take_denials(sandbox: &Sandbox) -> Vec<String> {
-    std::mem::take(&mut *sandbox.denials.lock().unwrap_or_else(|p| p.into_inner()))
-}
 
 /// Per pooled memory, how much a call's dirtied memory may stay resident
 /// for the next call (reset to its initial contents) instead of being
 /// returned to the kernel.
 const KEEP_RESIDENT: usize = 2 << 20;
 
-fn engine_config(pooling: bool, fuel: bool) -> Config {
+/// `reset`: how pooled memory is wiped (`None`: no pooling).
+fn engine_config(reset: Option<ResetMode>, fuel: bool) -> Config {
     let mut config = Config::new();
     config.consume_fuel(fuel);
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     // Hot paths compile once per plugin version; optimise them fully.
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
-    if pooling {
+    if let Some(reset) = reset {
         let mut pool = PoolingAllocationConfig::new();
         pool.total_component_instances(MAX_INSTANCES)
             .total_core_instances(MAX_INSTANCES * 8)
@@ -353,9 +405,10 @@ fn engine_config(pooling: bool, fuel: bool) -> Config {
             // PAGEMAP_SCAN) instead of `madvise` spares the next call a page
             // fault per page it touches. Bounded per slot, so a plugin that
             // touched 64 MiB does not keep it all resident.
-            .pagemap_scan(Enabled::Auto)
-            .linear_memory_keep_resident(KEEP_RESIDENT)
-            .table_keep_resident(64 << 10);
+            // Only where it is sound: see memory_reset.rs.
+            .pagemap_scan(reset.pagemap_scan())
+            .linear_memory_keep_resident(reset.keep_resident(KEEP_RESIDENT))
+            .table_keep_resident(reset.keep_resident(64 << 10));
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     config
@@ -382,21 +435,10 @@ fn trap_message(error: &wasmtime::Error) -> String {
         Some(Trap::UnreachableCodeReached) => "the plugin panicked (wasm `unreachable` executed)".into(),
         Some(Trap::StackOverflow) => "the plugin overflowed its stack".into(),
         Some(trap) => format!("wasm trap: {trap}"),
-        None => format!("{:#}", error.root_cause()),
-    }
-}
-
-fn log_output(plugin: &str, stdout: &output::CapturedOutput, stderr: &output::CapturedOutput) {
-    for (name, stream) in [("stdout", stdout), ("stderr", stderr)] {
-        let (text, dropped) = stream.take();
-        if text.is_empty() && dropped == 0 {
-            continue;
-        }
-        let text = text.trim();
-        if dropped > 0 {
-            tracing::info!(target: "plugin", plugin, stream = name, dropped_bytes = dropped, "{text}");
-        } else {
-            tracing::info!(target: "plugin", plugin, stream = name, "{text}");
-        }
+        // A host error's text may carry what the guest passed in.
+        None => crate::printable::one_line(&format!("{:#}", error.root_cause()))
+            .chars()
+            .take(1000)
+            .collect(),
     }
 }

@@ -55,7 +55,8 @@ impl CapturedOutput {
                 .rev()
                 .find(|l| !l.starts_with("note: run with `RUST_BACKTRACE"))?,
         };
-        Some(line.chars().take(300).collect())
+        // Shown to the client and logged: one line, plugin text escaped.
+        Some(crate::printable::one_line(line).chars().take(300).collect())
     }
 
     /// The captured text (lossily decoded) and how many bytes were dropped.

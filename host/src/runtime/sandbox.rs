@@ -17,8 +17,11 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{LogLevel, warden::plugin as contract};
-use super::egress::{Denials, Egress, record_denial};
+use super::denials::Denials;
+use super::egress::Egress;
+use super::event_budget::EventBudget;
 use super::output::CapturedOutput;
+use crate::printable::one_line;
 use crate::grants::{Access, Grants, SocketUse};
 use crate::manifest::Limits;
 
@@ -45,6 +48,12 @@ const MAX_RANDOM_BYTES: u64 = 1 << 20;
 
 /// The longest log message or progress message kept from a guest.
 const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// The most bytes one `wasi:http` header collection may hold. Each is a
+/// resource, so a call holds at most `[limits] handles` of them: this bounds
+/// the host memory a call can fill with headers (wasmtime's default, 128 KiB,
+/// would allow 32 MiB at the default 256 handles).
+const MAX_HEADER_BYTES: usize = 64 << 10;
 
 /// What the host knows about the call in progress.
 #[derive(Clone)]
@@ -127,6 +136,7 @@ pub struct Sandbox {
     pub stdout: CapturedOutput,
     pub stderr: CapturedOutput,
     pub denials: Denials,
+    events: EventBudget,
 }
 
 impl Sandbox {
@@ -154,12 +164,13 @@ impl Sandbox {
                 .map_err(anyhow::Error::from)
                 .with_context(|| format!("cannot open the granted directory {}", mount.host.display()))?;
         }
-        // Every socket operation reaches the check below, which allows only
-        // granted addresses — so refusals can be logged and audited.
+        // A plugin without a socket grant cannot even create a socket (no OS
+        // handle is opened); one with a grant reaches the check below, which
+        // allows only the granted addresses, so refusals are logged and audited.
         let sockets = grants.clone();
         let (plugin, manifest, recorded) = (call.plugin.clone(), policy.manifest.clone(), denials.clone());
-        wasi.allow_tcp(true)
-            .allow_udp(true)
+        wasi.allow_tcp(!grants.sockets.tcp.is_empty())
+            .allow_udp(!grants.sockets.udp.is_empty())
             .allow_ip_name_lookup(grants.sockets.dns)
             .socket_addr_check(move |addr, use_| {
                 let use_ = match use_ {
@@ -174,8 +185,7 @@ impl Sandbox {
                 // A dropped incoming datagram is not an attempt worth a line.
                 if !allowed && use_ != SocketUse::UdpReceive {
                     let key = if matches!(use_, SocketUse::UdpSend | SocketUse::UdpBind) { "udp" } else { "tcp" };
-                    record_denial(
-                        &recorded,
+                    recorded.record(
                         &plugin,
                         format!(
                             "socket access to {addr} ({use_:?}) is not granted; add \"{addr}\" to [network] {key} in {manifest}"
@@ -190,16 +200,23 @@ impl Sandbox {
             grants: grants.clone(),
             denials: denials.clone(),
         };
+        let mut http = WasiHttpCtx::new();
+        http.set_field_size_limit(MAX_HEADER_BYTES);
+        // Every WASI resource the call holds is an entry here: capping the
+        // table caps the OS handles and host memory the call can pin.
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(policy.limits.handles as usize);
         Ok(Self {
             wasi: wasi.build(),
-            http: WasiHttpCtx::new(),
+            http,
             egress,
-            table: ResourceTable::new(),
+            table,
             limiter: MemoryLimiter::new(policy.limits.memory),
             call,
             stdout,
             stderr,
             denials,
+            events: EventBudget::new(policy.limits.log_output),
         })
     }
 
@@ -208,6 +225,32 @@ impl Sandbox {
             // A full backlog drops the event: the guest must never block on,
             // or grow, the host's queue to the client.
             let _ = events.try_send(event);
+        }
+    }
+
+    /// Logs what the call printed and how much of its output and events
+    /// were dropped, once, when the call is over.
+    pub fn finish(&self, plugin: &str) {
+        for (name, stream) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
+            let (text, dropped) = stream.take();
+            if text.is_empty() && dropped == 0 {
+                continue;
+            }
+            let text = one_line(text.trim());
+            if dropped > 0 {
+                tracing::info!(target: "plugin", plugin, stream = name, dropped_bytes = dropped, "{text}");
+            } else {
+                tracing::info!(target: "plugin", plugin, stream = name, "{text}");
+            }
+        }
+        if let Some((events, bytes)) = self.events.dropped() {
+            tracing::warn!(
+                target: "plugin",
+                plugin,
+                "dropped {events} log and progress messages ({bytes} bytes) past the call's budget \
+                 (`[limits] log-output`, at most {} messages)",
+                super::event_budget::MAX_EVENTS
+            );
         }
     }
 }
@@ -248,21 +291,29 @@ impl contract::types::Host for Sandbox {}
 impl contract::host::Host for Sandbox {
     fn log(&mut self, level: LogLevel, message: String) {
         let message = clip(message);
+        if !self.events.admit(message.len()) {
+            return;
+        }
         let plugin = &*self.call.plugin;
+        let line = one_line(&message);
         match level {
-            LogLevel::Debug => tracing::debug!(target: "plugin", plugin, "{message}"),
-            LogLevel::Info | LogLevel::Notice => tracing::info!(target: "plugin", plugin, "{message}"),
-            LogLevel::Warning => tracing::warn!(target: "plugin", plugin, "{message}"),
-            _ => tracing::error!(target: "plugin", plugin, "{message}"),
+            LogLevel::Debug => tracing::debug!(target: "plugin", plugin, "{line}"),
+            LogLevel::Info | LogLevel::Notice => tracing::info!(target: "plugin", plugin, "{line}"),
+            LogLevel::Warning => tracing::warn!(target: "plugin", plugin, "{line}"),
+            _ => tracing::error!(target: "plugin", plugin, "{line}"),
         }
         self.send(GuestEvent::Log { level, message });
     }
 
     fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let message = message.map(clip);
+        if !self.events.admit(message.as_ref().map_or(0, String::len)) {
+            return;
+        }
         self.send(GuestEvent::Progress {
             progress,
             total,
-            message: message.map(clip),
+            message,
         });
     }
 
