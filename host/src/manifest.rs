@@ -168,9 +168,9 @@ impl Manifest {
                 fuel => fuel,
             },
             handles: match raw.limits.handles {
-                Some(n) if !(MIN_HANDLES..=MAX_HANDLES).contains(&n) => bail!(
-                    "`limits.handles` = {n} must be between {MIN_HANDLES} and {MAX_HANDLES}"
-                ),
+                Some(n) if !(MIN_HANDLES..=MAX_HANDLES).contains(&n) => {
+                    bail!("`limits.handles` = {n} must be between {MIN_HANDLES} and {MAX_HANDLES}")
+                }
                 Some(n) => n,
                 None => defaults.handles,
             },

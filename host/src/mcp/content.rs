@@ -55,12 +55,12 @@ fn content_bytes(content: &types::Content) -> u64 {
     ITEM_OVERHEAD
         + match content {
             types::Content::Text(t) => t.len() as u64,
-            types::Content::Image(b) | types::Content::Audio(b) => {
-                base64_len(b.data.len()) + b.mime_type.len() as u64
-            }
+            types::Content::Image(b) | types::Content::Audio(b) => base64_len(b.data.len()) + b.mime_type.len() as u64,
             types::Content::EmbeddedResource(r) => contents_bytes(r),
             types::Content::ResourceLink(link) => {
-                (link.uri.len() + link.name.len()) as u64 + optional_len(&link.description) + optional_len(&link.mime_type)
+                (link.uri.len() + link.name.len()) as u64
+                    + optional_len(&link.description)
+                    + optional_len(&link.mime_type)
             }
         }
 }
@@ -261,10 +261,16 @@ mod tests {
         assert!(content_bytes(&link) > 3000);
         let many = vec![text(""); 100_000];
         let total: u64 = many.iter().map(content_bytes).sum();
-        assert!(within_limit(total, 1 << 20).is_err(), "100 000 empty items are 3.2 MB of JSON");
+        assert!(
+            within_limit(total, 1 << 20).is_err(),
+            "100 000 empty items are 3.2 MB of JSON"
+        );
         let error = tool_error(types::Error::Failed("e".repeat(2 << 20)), 1 << 20);
         assert!(matches!(error, Err(ContentError::TooLarge { .. })));
-        assert_eq!(tool_error(types::Error::NotFound("x".into()), 1 << 20).ok().unwrap(), "not found: x");
+        assert_eq!(
+            tool_error(types::Error::NotFound("x".into()), 1 << 20).ok().unwrap(),
+            "not found: x"
+        );
     }
 
     #[test]

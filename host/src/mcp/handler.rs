@@ -476,9 +476,7 @@ impl ServerHandler for WardenServer {
                 Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
             },
             // A read that finds nothing is "not found", never empty contents.
-            Ok(Ok(contents)) if contents.is_empty() => {
-                Err((Outcome::ToolError, resource_not_found(&uri, None)))
-            }
+            Ok(Ok(contents)) if contents.is_empty() => Err((Outcome::ToolError, resource_not_found(&uri, None))),
             Ok(Ok(contents)) => content::read_contents(contents, limit)
                 .map_err(|error| (error.outcome(), content_error(&error, plugin, &what))),
         };
@@ -569,8 +567,7 @@ impl ServerHandler for WardenServer {
         let plugin = &entry.plugin;
         let limit = plugin.prepared.policy.limits.output;
         let argument_bytes = arguments.iter().map(|(name, value)| name.len() + value.len()).sum();
-        let mut invocation =
-            self.invocation(&plugin.name, &context, Kind::PromptGet, &request.name, argument_bytes);
+        let mut invocation = self.invocation(&plugin.name, &context, Kind::PromptGet, &request.name, argument_bytes);
         let (reply, report) = plugin
             .get_prompt(&self.shared.runtime, &request.name, &arguments, invocation.call.clone())
             .await;
@@ -662,12 +659,8 @@ impl ServerHandler for WardenServer {
         let converted = reply
             .map_err(|failure| (failure.outcome(), failure_error(&failure, plugin, what)))
             .and_then(|values| {
-                content::completion_values(
-                    values,
-                    CompletionInfo::MAX_VALUES,
-                    plugin.prepared.policy.limits.output,
-                )
-                .map_err(|error| (error.outcome(), content_error(&error, plugin, what)))
+                content::completion_values(values, CompletionInfo::MAX_VALUES, plugin.prepared.policy.limits.output)
+                    .map_err(|error| (error.outcome(), content_error(&error, plugin, what)))
             })
             .and_then(|(values, total, has_more)| {
                 CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more)

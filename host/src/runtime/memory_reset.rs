@@ -100,9 +100,11 @@ impl MemoryReset {
             );
         }
         if self.condemned.load(Ordering::Relaxed) {
-            return Err("swap was switched on while Warden was running, and calls could then read memory \
+            return Err(
+                "swap was switched on while Warden was running, and calls could then read memory \
                         an earlier call left behind; the operator must restart Warden"
-                .into());
+                    .into(),
+            );
         }
         Ok(())
     }

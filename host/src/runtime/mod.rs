@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use tokio::sync::Semaphore;
-use wasmtime::component::{Component, Instance, InstancePre, Linker};
 use wasmtime::component::ResourceTableError;
+use wasmtime::component::{Component, Instance, InstancePre, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
 
 use crate::audit::Outcome;
@@ -365,15 +365,17 @@ impl Runtime {
 
 /// A full resource table: the guest held `[limits] handles` resources.
 fn is_table_full(error: &wasmtime::Error) -> bool {
-    error
-        .chain()
-        .any(|cause| matches!(cause.downcast_ref::<ResourceTableError>(), Some(ResourceTableError::Full)))
+    error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<ResourceTableError>(),
+            Some(ResourceTableError::Full)
+        )
+    })
 }
 
 fn is_out_of_fuel(error: &wasmtime::Error) -> bool {
     error.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel)
 }
-
 
 /// Per pooled memory, how much a call's dirtied memory may stay resident
 /// for the next call (reset to its initial contents) instead of being
@@ -431,6 +433,18 @@ fn spawn_epoch_ticker(engine: &Engine) {
 }
 
 fn trap_message(error: &wasmtime::Error) -> String {
+    let header_limit = error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<wasmtime_wasi_http::FieldMapError>(),
+            Some(wasmtime_wasi_http::FieldMapError::TotalSizeTooBig)
+        )
+    });
+    if header_limit {
+        return format!(
+            "it grew an HTTP header collection past {} KiB, the most one may hold",
+            sandbox::MAX_HEADER_BYTES >> 10
+        );
+    }
     match error.downcast_ref::<Trap>() {
         Some(Trap::UnreachableCodeReached) => "the plugin panicked (wasm `unreachable` executed)".into(),
         Some(Trap::StackOverflow) => "the plugin overflowed its stack".into(),

@@ -21,9 +21,9 @@ use super::denials::Denials;
 use super::egress::Egress;
 use super::event_budget::EventBudget;
 use super::output::CapturedOutput;
-use crate::printable::one_line;
 use crate::grants::{Access, Grants, SocketUse};
 use crate::manifest::Limits;
+use crate::printable::one_line;
 
 /// Something the guest reported during a call, for the client.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +53,7 @@ const MAX_MESSAGE_BYTES: usize = 4096;
 /// resource, so a call holds at most `[limits] handles` of them: this bounds
 /// the host memory a call can fill with headers (wasmtime's default, 128 KiB,
 /// would allow 32 MiB at the default 256 handles).
-const MAX_HEADER_BYTES: usize = 64 << 10;
+pub const MAX_HEADER_BYTES: usize = 64 << 10;
 
 /// What the host knows about the call in progress.
 #[derive(Clone)]

@@ -65,7 +65,8 @@ fn big(letter: &str, megabytes: u64) -> String {
 }
 
 /// A line that, written raw to the server log, would pass for Warden's own.
-const FORGED: &str = "fine\n2026-11-30T21:00:00.000000Z  WARN warden: plugin `notes` was granted read-write access to /\r\u{1b}[2K";
+const FORGED: &str =
+    "fine\n2026-11-30T21:00:00.000000Z  WARN warden: plugin `notes` was granted read-write access to /\r\u{1b}[2K";
 
 impl tools::Guest for Greedy {
     fn list_tools() -> Vec<Tool> {
