@@ -154,13 +154,14 @@ async fn output_schema_violations_and_oversized_results_are_refused() {
         "{message}"
     );
     assert!(message.contains("/n"), "{message}");
-    let small = server.call("big", json!({"bytes": 1000})).await;
-    assert_eq!(text(&small).len(), 1000);
+    // The limit counts each item's framing (32 bytes) too.
+    let small = server.call("big", json!({"bytes": 990})).await;
+    assert_eq!(text(&small).len(), 990);
     let big = server.call("big", json!({"bytes": 5000})).await;
     assert!(is_error(&big));
     assert_eq!(
         text(&big),
-        "plugin `misbehave` returned 5000 bytes from `big`, more than its output limit of 1 KiB; \
+        "plugin `misbehave` returned 5032 bytes from `big`, more than its output limit of 1 KiB; \
          the operator can raise `[limits] output` in misbehave.toml"
     );
     server.client.cancel().await.unwrap();
