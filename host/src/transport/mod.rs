@@ -1,4 +1,9 @@
 //! Transports: how MCP messages reach the handler.
 
+mod body_deadline;
+mod connections;
 pub mod http;
+mod sessions;
 pub mod stdio;
+
+pub use connections::ConnectionLimits;
