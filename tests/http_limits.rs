@@ -8,13 +8,13 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
 use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequestParams, ErrorCode, ServerNotification, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
 };
 use rmcp::service::RunningService;
-use rmcp::RoleClient;
 use serde_json::{Value, json};
 use support::http::HttpWarden;
 use support::{Era, LONG_WAIT, PluginDir, Recorder};
@@ -146,6 +146,92 @@ async fn a_request_body_that_trickles_in_gets_408_and_the_connection_is_closed()
     warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
 }
 
+/// One HTTP/1.1 connection opened before an attack and kept: MCP over the
+/// 2026-07-28 wire, one request at a time. (rmcp's client may open a new
+/// connection for any request, which a server at its cap must refuse.)
+struct KeptConnection {
+    sender: hyper::client::conn::http1::SendRequest<String>,
+    token: &'static str,
+    next_id: u64,
+}
+
+impl KeptConnection {
+    async fn open(addr: &str, token: &'static str) -> Self {
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        Self {
+            sender,
+            token,
+            next_id: 1,
+        }
+    }
+
+    /// The result of one JSON-RPC request.
+    async fn request(&mut self, method: &str, mut params: Value) -> Value {
+        use http_body_util::BodyExt;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "kept", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        let id = self.next_id;
+        self.next_id += 1;
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        let mut request = http::Request::post("/mcp");
+        if let Some(name) = params["name"].as_str() {
+            request = request.header("mcp-name", name);
+        }
+        let request = request
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .header("authorization", format!("Bearer {}", self.token))
+            .body(body)
+            .unwrap();
+        let response = self
+            .sender
+            .send_request(request)
+            .await
+            .expect("the kept connection serves");
+        let status = response.status();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let text = String::from_utf8(body.to_vec()).unwrap();
+        assert_eq!(status, 200, "{text}");
+        let message: Value = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .chain(std::iter::once(text.as_str()))
+            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to request {id} in {text}"));
+        message["result"].clone()
+    }
+
+    async fn still_serves(&mut self) {
+        let tools = self.request("tools/list", json!({})).await;
+        assert!(
+            tools["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["name"] == "slugify"),
+            "{tools}"
+        );
+        let result = self
+            .request(
+                "tools/call",
+                json!({"name": "slugify", "arguments": {"text": "Still Here"}}),
+            )
+            .await;
+        assert_eq!(result["content"][0]["text"], "still-here", "{result}");
+    }
+}
+
 #[tokio::test]
 async fn connections_past_the_cap_are_refused_while_a_client_keeps_working() {
     let dir = PluginDir::with(&["text"]);
@@ -163,10 +249,9 @@ async fn connections_past_the_cap_are_refused_while_a_client_keeps_working() {
         ],
     )
     .await;
-    // The healthy client keeps its one pooled connection for the whole test.
-    let client = warden.client(Era::Stateless, Some(TOKEN)).await;
-    still_serves(&client).await;
     let baseline = warden.open_fds();
+    let mut client = KeptConnection::open(&warden.addr(), TOKEN).await;
+    client.still_serves().await;
 
     let mut attackers = Vec::new();
     for _ in 0..3 * cap {
@@ -183,14 +268,14 @@ async fn connections_past_the_cap_are_refused_while_a_client_keeps_working() {
         );
     }
     let held = warden.open_fds() - baseline;
-    assert!(held <= cap, "{held} attacker connections held, more than the cap of {cap}");
-    still_serves(&client).await;
+    assert!(held <= cap, "{held} connections held, more than the cap of {cap}");
+    client.still_serves().await;
 
     drop(attackers);
+    drop(client);
     warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
     // Places are free again.
     fresh_client_still_serves(&warden, Some(TOKEN)).await;
-    client.cancel().await.unwrap();
 }
 
 fn initialize_body() -> String {
@@ -207,7 +292,11 @@ fn raw_post(http: &reqwest::Client, url: &str) -> reqwest::RequestBuilder {
 
 /// Opens a 2025-11-25 session with a raw `initialize`; its id.
 async fn open_session(http: &reqwest::Client, warden: &HttpWarden) -> Result<String, (u16, String)> {
-    let response = raw_post(http, &warden.url).body(initialize_body()).send().await.unwrap();
+    let response = raw_post(http, &warden.url)
+        .body(initialize_body())
+        .send()
+        .await
+        .unwrap();
     let status = response.status().as_u16();
     let id = response
         .headers()
@@ -361,11 +450,19 @@ async fn subscriptions_past_the_cap_are_refused_with_an_error() {
         Ok(mut subscription) => subscription.next().await.expect_err("the stream is refused"),
     };
     let message = invalid_params_message(refused);
-    assert!(message.contains("asks for 4 resource subscriptions; at most 3"), "{message}");
+    assert!(
+        message.contains("asks for 4 resource subscriptions; at most 3"),
+        "{message}"
+    );
     let three: Vec<String> = (1..=3).map(|i| format!("mem://items/{i}")).collect();
-    let filter = SubscriptionFilter::builder().resource_subscriptions(three.clone()).build();
+    let filter = SubscriptionFilter::builder()
+        .resource_subscriptions(three.clone())
+        .build();
     let accepted = stateless.listen(filter).await.expect("three are fine");
-    assert_eq!(accepted.accepted().resource_subscriptions.as_deref(), Some(&three[..]));
+    assert_eq!(
+        accepted.acknowledged().resource_subscriptions.as_deref(),
+        Some(&three[..])
+    );
     still_serves(&stateless).await;
     drop(accepted);
     stateless.cancel().await.unwrap();
@@ -381,11 +478,33 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap()
 }
 
+/// Bytes the kernel holds unsent on the server's side of the connection
+/// from local port `client_port` (IPv4 loopback): a client that stopped
+/// reading leaves them there.
+fn server_send_queue(server_port: u16, client_port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let local = format!(":{server_port:04X}");
+    let remote = format!(":{client_port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|fields| fields[1].ends_with(&local) && fields[2].ends_with(&remote))
+        .map(|fields| usize::from_str_radix(fields[4].split(':').next().unwrap(), 16).unwrap())
+        .unwrap_or_else(|| panic!("no server socket for client port {client_port}"))
+}
+
 /// Waits until `recorder` has seen `count` notifications `method`.
 async fn wait_for(recorder: &Recorder, method: &str, count: usize, what: &str, warden: &HttpWarden) {
     let started = Instant::now();
     loop {
-        let seen = recorder.seen.lock().unwrap().iter().filter(|(m, _)| m == method).count();
+        let seen = recorder
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == method)
+            .count();
         if seen >= count {
             return;
         }
@@ -405,7 +524,12 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
     let subscriptions = 300;
     let warden = HttpWarden::start(
         dir.path(),
-        &["--max-subscriptions", &subscriptions.to_string(), "--max-body", "16 MiB"],
+        &[
+            "--max-subscriptions",
+            &subscriptions.to_string(),
+            "--max-body",
+            "16 MiB",
+        ],
     )
     .await;
 
@@ -451,7 +575,10 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
     for (i, uri) in long_uris.iter().enumerate() {
         let subscribed = raw_post(&http, &warden.url)
             .header("mcp-session-id", &session)
-            .body(json!({"jsonrpc": "2.0", "id": 10 + i, "method": "resources/subscribe", "params": {"uri": uri}}).to_string())
+            .body(
+                json!({"jsonrpc": "2.0", "id": 10 + i, "method": "resources/subscribe", "params": {"uri": uri}})
+                    .to_string(),
+            )
             .send()
             .await
             .unwrap();
@@ -471,12 +598,12 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
         .unwrap();
     // A 2026-07-28 listen stream for the same URIs, never read.
     let listen = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
-        "notifications": {"toolsListChanged": true, "resourceSubscriptions": long_uris},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "stuck", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {}
-        }}})
+    "notifications": {"toolsListChanged": true, "resourceSubscriptions": long_uris},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stuck", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }}})
     .to_string();
     let mut stuck_listener = connect_small_window(&warden.addr()).await;
     stuck_listener
@@ -484,13 +611,25 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
             format!(
                 "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
                  accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
-                 content-length: {}\r\n\r\n{listen}",
+                 mcp-method: subscriptions/listen\r\ncontent-length: {}\r\n\r\n{listen}",
                 listen.len()
             )
             .as_bytes(),
         )
         .await
         .unwrap();
+    // Both streams are open (then never read again).
+    for (stuck, what) in [
+        (&mut stuck_session, "GET stream"),
+        (&mut stuck_listener, "listen stream"),
+    ] {
+        let mut head = [0u8; 12];
+        tokio::time::timeout(LONG_WAIT, stuck.read_exact(&mut head))
+            .await
+            .unwrap_or_else(|_| panic!("no answer on the {what}"))
+            .unwrap();
+        assert_eq!(&head, b"HTTP/1.1 200", "{what}");
+    }
 
     // The legacy client's GET stream opens on its own time: reload until the
     // first update reaches it, then count every later reload.
@@ -500,7 +639,14 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
     loop {
         dir.replace("full.wasm", &full);
         updates += 1;
-        wait_for(&stateless_seen, "notifications/resources/updated", updates, "2026 stream", &warden).await;
+        wait_for(
+            &stateless_seen,
+            "notifications/resources/updated",
+            updates,
+            "2026 stream",
+            &warden,
+        )
+        .await;
         let legacy_updates = legacy_seen
             .seen
             .lock()
@@ -541,11 +687,36 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
         .await;
     }
     let owed_mib = (rounds + 1) * subscriptions * 4000 / (1 << 20);
+    // The stuck clients really are stuck: what the server wrote to them
+    // waits in its kernel send queue.
+    let server_port: u16 = warden.addr().rsplit(':').next().unwrap().parse().unwrap();
+    for (stuck, what) in [
+        (&stuck_session, "the legacy GET stream"),
+        (&stuck_listener, "the listen stream"),
+    ] {
+        let queued = server_send_queue(server_port, stuck.local_addr().unwrap().port());
+        eprintln!("{what}: {queued} bytes queued in the server's kernel");
+        assert!(queued > 1024, "{what} is not backed up ({queued} bytes queued)");
+    }
 
     // A new plugin still appears, with list_changed for both healthy clients.
     dir.add("clock", "clock");
-    wait_for(&legacy_seen, "notifications/tools/list_changed", 1, "legacy list_changed", &warden).await;
-    wait_for(&stateless_seen, "notifications/tools/list_changed", 1, "2026 list_changed", &warden).await;
+    wait_for(
+        &legacy_seen,
+        "notifications/tools/list_changed",
+        1,
+        "legacy list_changed",
+        &warden,
+    )
+    .await;
+    wait_for(
+        &stateless_seen,
+        "notifications/tools/list_changed",
+        1,
+        "2026 list_changed",
+        &warden,
+    )
+    .await;
     for client in [&legacy, &stateless] {
         let tools = client.list_all_tools().await.unwrap();
         assert!(tools.iter().any(|t| t.name == "weekday"), "{tools:?}");

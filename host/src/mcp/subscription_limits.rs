@@ -80,7 +80,11 @@ mod tests {
             .check_list(&["a://1".into(), "a://2".into(), "a://3".into()])
             .unwrap_err();
         assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-        assert!(error.message.contains("asks for 3 resource subscriptions; at most 2"), "{}", error.message);
+        assert!(
+            error.message.contains("asks for 3 resource subscriptions; at most 2"),
+            "{}",
+            error.message
+        );
         let long = format!("a://{}", "x".repeat(SubscriptionLimits::MAX_URI_BYTES));
         assert!(limits.check_uri(&long).is_err());
         assert!(limits.check_list(&[long]).is_err());

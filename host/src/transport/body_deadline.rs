@@ -101,7 +101,10 @@ mod tests {
         type Data = bytes::Bytes;
         type Error = std::convert::Infallible;
 
-        fn poll_frame(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
             Poll::Pending
         }
     }

@@ -171,7 +171,10 @@ fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToke
         .route("/readyz", get(ready))
         .with_state(readiness)
         .merge(mcp_routes)
-        .layer(middleware::from_fn_with_state(options.body_timeout, body_deadline::enforce))
+        .layer(middleware::from_fn_with_state(
+            options.body_timeout,
+            body_deadline::enforce,
+        ))
 }
 
 #[derive(Clone)]
@@ -203,7 +206,12 @@ async fn ready(State(readiness): State<Readiness>, request: Request) -> Response
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    (status, [(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        format!("{body}\n"),
+    )
+        .into_response()
 }
 
 struct Gate {
