@@ -6,11 +6,9 @@ mod support;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, ClientRequest, ProtocolVersion, Request};
+use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
 use rmcp::service::{PeerRequestOptions, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use support::http::HttpWarden;
 use support::{ERAS, Era, PluginDir, Recorder};

@@ -122,11 +122,9 @@ mod tests {
     #[tokio::test]
     async fn a_body_that_never_ends_fails_at_the_deadline() {
         let late = Arc::new(AtomicBool::new(false));
-        let error = with_deadline(Body::new(Silent), &late)
-            .collect()
-            .await
-            .err()
-            .expect("the body fails");
+        let Err(error) = with_deadline(Body::new(Silent), &late).collect().await else {
+            panic!("the body fails");
+        };
         assert!(error.to_string().contains("did not arrive within 50ms"), "{error}");
         assert!(late.load(Ordering::Relaxed));
     }
