@@ -233,6 +233,63 @@ impl KeptConnection {
 }
 
 #[tokio::test]
+async fn a_client_that_reads_nothing_of_its_response_is_disconnected_after_the_write_timeout() {
+    let dir = PluginDir::with(&["misbehave", "text"]);
+    dir.write("misbehave.toml", "[limits]\noutput = \"64 MiB\"\n");
+    let warden = HttpWarden::start(
+        dir.path(),
+        &["--write-timeout", "1s", "--header-timeout", "120s", "-vv"],
+    )
+    .await;
+
+    // 32 MB: far more than the socket buffers between the two can hold.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+    "name": "big", "arguments": {"bytes": 32_000_000},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stuck", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }}})
+    .to_string();
+    let mut stuck = connect_small_window(&warden.addr()).await;
+    stuck
+        .write_all(
+            format!(
+                "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+                 accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
+                 mcp-method: tools/call\r\nmcp-name: big\r\ncontent-length: {}\r\n\r\n{call}",
+                call.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut head = [0u8; 12];
+    tokio::time::timeout(LONG_WAIT, stuck.read_exact(&mut head))
+        .await
+        .expect("the response starts")
+        .unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    // Then the client reads nothing more, but keeps its socket open: the
+    // server gives up on it and closes its side.
+    let server_port: u16 = warden.addr().rsplit(':').next().unwrap().parse().unwrap();
+    let client_port = stuck.local_addr().unwrap().port();
+    let started = Instant::now();
+    while server_socket(server_port, client_port).is_some() {
+        assert!(
+            started.elapsed() < LONG_WAIT,
+            "the server still holds the connection ({:?} bytes queued)\n{}",
+            server_socket(server_port, client_port),
+            warden.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = warden.log();
+    assert!(log.contains("the client read nothing for 1s"), "{log}");
+    fresh_client_still_serves(&warden, None).await;
+}
+
+#[tokio::test]
 async fn connections_past_the_cap_are_refused_while_a_client_keeps_working() {
     let dir = PluginDir::with(&["text"]);
     let tokens = token_file(&dir);
@@ -478,10 +535,11 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap()
 }
 
-/// Bytes the kernel holds unsent on the server's side of the connection
-/// from local port `client_port` (IPv4 loopback): a client that stopped
-/// reading leaves them there.
-fn server_send_queue(server_port: u16, client_port: u16) -> usize {
+/// The server's side of the connection from local port `client_port`
+/// (IPv4 loopback) while it is established: the bytes the kernel holds
+/// unsent on it (a client that stopped reading leaves them there).
+fn server_socket(server_port: u16, client_port: u16) -> Option<usize> {
+    const ESTABLISHED: &str = "01";
     let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
     let local = format!(":{server_port:04X}");
     let remote = format!(":{client_port:04X}");
@@ -489,9 +547,13 @@ fn server_send_queue(server_port: u16, client_port: u16) -> usize {
         .lines()
         .skip(1)
         .map(|line| line.split_whitespace().collect::<Vec<_>>())
-        .find(|fields| fields[1].ends_with(&local) && fields[2].ends_with(&remote))
+        .find(|fields| fields[1].ends_with(&local) && fields[2].ends_with(&remote) && fields[3] == ESTABLISHED)
         .map(|fields| usize::from_str_radix(fields[4].split(':').next().unwrap(), 16).unwrap())
-        .unwrap_or_else(|| panic!("no server socket for client port {client_port}"))
+}
+
+fn server_send_queue(server_port: u16, client_port: u16) -> usize {
+    server_socket(server_port, client_port)
+        .unwrap_or_else(|| panic!("no established server socket for client port {client_port}"))
 }
 
 /// Waits until `recorder` has seen `count` notifications `method`.
@@ -529,6 +591,9 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
             &subscriptions.to_string(),
             "--max-body",
             "16 MiB",
+            // The stuck clients stay connected for the whole test.
+            "--write-timeout",
+            "10m",
         ],
     )
     .await;

@@ -112,6 +112,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub header_timeout: std::time::Duration,
 
+    /// HTTP: a connection whose client reads nothing of what it is sent for
+    /// this long is closed.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub write_timeout: std::time::Duration,
+
     /// HTTP: how long a request body may take to arrive; a late one gets 408.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub body_timeout: std::time::Duration,

@@ -225,6 +225,7 @@ fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOpti
         connections: ConnectionLimits {
             max_connections: args.max_connections.max(1),
             header_timeout: args.header_timeout,
+            write_timeout: args.write_timeout,
         },
         body_timeout: args.body_timeout,
         max_sessions: args.max_sessions.max(1),

@@ -1,6 +1,7 @@
 //! Accepting HTTP connections, and bounding what each may cost: how many
 //! are open at once, and how long one may sit without sending a complete
-//! request (hyper enforces nothing of the kind unless given a timer).
+//! request (hyper enforces nothing of the kind unless given a timer), and
+//! how long it may leave what it is sent unread.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::write_deadline::WriteDeadline;
+
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
     /// Connections open at once; more are answered 503 and closed at once.
@@ -22,6 +25,9 @@ pub struct ConnectionLimits {
     /// requests) may take to deliver a complete request head. This is also
     /// the idle timeout: an open response stream is a request in progress.
     pub header_timeout: Duration,
+    /// How long a write may stay blocked (the client reads nothing) before
+    /// the connection is closed.
+    pub write_timeout: Duration,
 }
 
 /// What a connection past the cap gets before it is closed: nothing of its
@@ -73,11 +79,15 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimi
             continue;
         };
         let _ = stream.set_nodelay(true);
+        let stream = WriteDeadline::new(stream, limits.write_timeout);
         let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(error) = connection.await {
-                tracing::debug!("HTTP connection closed: {error}");
+                let cause = std::error::Error::source(&error)
+                    .map(|cause| format!(": {cause}"))
+                    .unwrap_or_default();
+                tracing::debug!("HTTP connection closed: {error}{cause}");
             }
             drop(slot);
         });

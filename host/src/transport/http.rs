@@ -354,6 +354,7 @@ mod tests {
             connections: ConnectionLimits {
                 max_connections: 8,
                 header_timeout: Duration::from_secs(10),
+                write_timeout: Duration::from_secs(30),
             },
             body_timeout: Duration::from_secs(30),
             max_sessions: 8,

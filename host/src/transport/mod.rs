@@ -5,5 +5,6 @@ mod connections;
 pub mod http;
 mod sessions;
 pub mod stdio;
+mod write_deadline;
 
 pub use connections::ConnectionLimits;
