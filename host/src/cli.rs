@@ -18,7 +18,8 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve the plugins in a folder to an MCP client over stdio.
-    Serve(ServeArgs),
+    // Boxed: its many HTTP flags make it far larger than the others.
+    Serve(Box<ServeArgs>),
     /// Validate plugins and manifests without serving, and print what each
     /// plugin is granted. Exits non-zero when anything is invalid.
     Check(CheckArgs),
