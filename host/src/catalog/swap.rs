@@ -27,10 +27,6 @@ impl ListChanges {
         prompts: true,
     };
 
-    pub fn any(&self) -> bool {
-        self.tools || self.resources || self.prompts
-    }
-
     /// Only what `supported` allows.
     pub fn within(self, supported: ListChanges) -> Self {
         Self {
@@ -75,11 +71,6 @@ impl Swap {
             before: Arc::new(Catalog::default()),
             after: catalog,
         }
-    }
-
-    /// The catalog swapped in.
-    pub fn after(&self) -> &Arc<Catalog> {
-        &self.after
     }
 
     /// Whether reading `uri` may give something else now: the plugin that
