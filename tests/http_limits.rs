@@ -404,6 +404,7 @@ async fn sessions_past_the_cap_are_refused_and_idle_ones_expire() {
         ],
     )
     .await;
+    let baseline = warden.open_fds();
     let http = reqwest::Client::builder()
         .default_headers(
             [(
@@ -449,6 +450,8 @@ async fn sessions_past_the_cap_are_refused_and_idle_ones_expire() {
     let client = warden.client(Era::Handshake, Some(TOKEN)).await;
     still_serves(&client).await;
     client.cancel().await.unwrap();
+    drop(http);
+    warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
 }
 
 fn invalid_params_message(error: ServiceError) -> String {
@@ -466,6 +469,7 @@ fn invalid_params_message(error: ServiceError) -> String {
 async fn subscriptions_past_the_cap_are_refused_with_an_error() {
     let dir = PluginDir::with(&["full", "text"]);
     let warden = HttpWarden::start(dir.path(), &["--max-subscriptions", "3"]).await;
+    let baseline = warden.open_fds();
 
     let legacy = warden.client(Era::Handshake, None).await;
     for i in 1..=3 {
@@ -523,6 +527,7 @@ async fn subscriptions_past_the_cap_are_refused_with_an_error() {
     still_serves(&stateless).await;
     drop(accepted);
     stateless.cancel().await.unwrap();
+    warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
 }
 
 /// Resident memory of a process, in KiB.
