@@ -6,98 +6,14 @@ mod support;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, ClientRequest, ProtocolVersion, Request};
+use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
 use rmcp::service::{PeerRequestOptions, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use support::http::HttpWarden;
 use support::{ERAS, Era, PluginDir, Recorder};
 
 const TOKEN: &str = "correct-horse-battery-staple";
-
-/// A running `warden serve --http 127.0.0.1:0 …`, its address read from its log.
-struct HttpWarden {
-    child: tokio::process::Child,
-    url: String,
-    log: tempfile::NamedTempFile,
-}
-
-impl HttpWarden {
-    async fn start(dir: &std::path::Path, extra: &[&str]) -> Self {
-        Self::start_with(dir, extra, Stdio::null()).await
-    }
-
-    async fn start_with(dir: &std::path::Path, extra: &[&str], stdin: Stdio) -> Self {
-        let log = tempfile::NamedTempFile::new().unwrap();
-        let child = support::warden()
-            .args(["serve", "--http", "127.0.0.1:0", "--plugins"])
-            .arg(dir)
-            .args(extra)
-            .stdin(stdin)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log.reopen().unwrap()))
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        loop {
-            let text = std::fs::read_to_string(log.path()).unwrap();
-            if let Some(at) = text.find("serving MCP over HTTP at ") {
-                let url = text[at + "serving MCP over HTTP at ".len()..]
-                    .split_whitespace()
-                    .next()
-                    .unwrap();
-                return Self {
-                    child,
-                    url: url.to_string(),
-                    log,
-                };
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "warden did not start:\n{text}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.log.path()).unwrap()
-    }
-
-    async fn client(&self, era: Era, token: Option<&str>) -> RunningService<RoleClient, Recorder> {
-        self.client_recording(era, token, Recorder::default()).await
-    }
-
-    /// A client whose notifications land in `recorder`.
-    async fn client_recording(
-        &self,
-        era: Era,
-        token: Option<&str>,
-        recorder: Recorder,
-    ) -> RunningService<RoleClient, Recorder> {
-        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
-        if let Some(token) = token {
-            config = config.auth_header(token);
-        }
-        let transport = StreamableHttpClientTransport::from_config(config);
-        let lifecycle = match era {
-            Era::Handshake => ClientLifecycleMode::Initialize,
-            Era::Stateless => ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        };
-        recorder
-            .serve_with_lifecycle(transport, lifecycle)
-            .await
-            .unwrap_or_else(|e| panic!("cannot connect over HTTP ({era:?}): {e}\n{}", self.log()))
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id().unwrap()
-    }
-}
 
 async fn call(
     client: &RunningService<RoleClient, Recorder>,
@@ -148,17 +64,41 @@ async fn lists_and_calls_in_both_eras_with_two_clients_at_once() {
 #[tokio::test]
 async fn health_and_readiness() {
     let dir = PluginDir::with(&["text"]);
-    let warden = HttpWarden::start(dir.path(), &[]).await;
-    let base = warden.url.trim_end_matches("/mcp");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let warden = HttpWarden::start(dir.path(), &["--token-file", token_file.to_str().unwrap()]).await;
+    let base = warden.base();
     let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
     assert_eq!(health.status(), 200);
-    let ready: Value = reqwest::get(format!("{base}/readyz"))
+    let get_ready = |token: Option<&str>| {
+        let mut request = reqwest::Client::new().get(format!("{base}/readyz"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), 200);
+            response.json::<Value>().await.unwrap()
+        }
+    };
+    // Anyone learns that it is ready, and nothing about what it serves.
+    assert_eq!(get_ready(None).await, json!({"ready": true}));
+    assert_eq!(get_ready(Some("guess")).await, json!({"ready": true}));
+    // The operator, with the token, learns more.
+    assert_eq!(
+        get_ready(Some(TOKEN)).await,
+        json!({"ready": true, "plugins": 1, "tools": 3, "sessions": 0})
+    );
+
+    // Or everyone does, when the operator says so.
+    let public = HttpWarden::start(dir.path(), &["--public-readyz"]).await;
+    let ready: Value = reqwest::get(format!("{}/readyz", public.base()))
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    assert_eq!(ready, json!({"plugins": 1, "tools": 3}));
+    assert_eq!(ready, json!({"ready": true, "plugins": 1, "tools": 3, "sessions": 0}));
 }
 
 #[tokio::test]

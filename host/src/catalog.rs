@@ -8,10 +8,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use tokio::sync::broadcast;
 
 use crate::declarations::{PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::loader::LoadError;
 use crate::plugin::Plugin;
+
+mod swap;
+pub use swap::{ListChanges, Swap};
 
 /// One tool as clients see it.
 pub struct CatalogTool {
@@ -260,21 +264,51 @@ impl Catalog {
     }
 }
 
-/// The shared, swappable current catalog.
-#[derive(Clone, Default)]
-pub struct CatalogHandle(Arc<ArcSwap<Catalog>>);
+/// How many swaps a subscriber may fall behind before it is told that
+/// everything changed (which is what it would conclude anyway). Each is an
+/// `Arc`, so a slow subscriber costs at most this many pointers.
+const SWAP_BACKLOG: usize = 16;
+
+/// The shared, swappable current catalog. Each swap is published to
+/// subscribers (the MCP layer's notification tasks) and never waits for
+/// them: events go up, never calls.
+#[derive(Clone)]
+pub struct CatalogHandle {
+    current: Arc<ArcSwap<Catalog>>,
+    swaps: broadcast::Sender<Arc<Swap>>,
+}
+
+impl Default for CatalogHandle {
+    fn default() -> Self {
+        Self::new(Catalog::default())
+    }
+}
 
 impl CatalogHandle {
     pub fn new(catalog: Catalog) -> Self {
-        Self(Arc::new(ArcSwap::from_pointee(catalog)))
+        Self {
+            current: Arc::new(ArcSwap::from_pointee(catalog)),
+            swaps: broadcast::channel(SWAP_BACKLOG).0,
+        }
     }
 
     /// The snapshot to use for one request.
     pub fn snapshot(&self) -> Arc<Catalog> {
-        self.0.load_full()
+        self.current.load_full()
     }
 
-    pub fn replace(&self, catalog: Arc<Catalog>) {
-        self.0.store(catalog);
+    /// Swaps `catalog` in and publishes what changed; returns the swap.
+    pub fn replace(&self, catalog: Arc<Catalog>) -> Arc<Swap> {
+        let before = self.current.swap(catalog.clone());
+        let swap = Arc::new(Swap::new(before, catalog));
+        // No subscriber is not an error.
+        let _ = self.swaps.send(swap.clone());
+        swap
+    }
+
+    /// Swaps from now on. A receiver that falls more than a few swaps behind
+    /// gets `RecvError::Lagged`, never blocks the publisher.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Swap>> {
+        self.swaps.subscribe()
     }
 }

@@ -18,7 +18,8 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve the plugins in a folder to an MCP client over stdio.
-    Serve(ServeArgs),
+    // Boxed: its many HTTP flags make it far larger than the others.
+    Serve(Box<ServeArgs>),
     /// Validate plugins and manifests without serving, and print what each
     /// plugin is granted. Exits non-zero when anything is invalid.
     Check(CheckArgs),
@@ -102,6 +103,42 @@ pub struct ServeArgs {
     /// HTTP: how often idle SSE streams get a keep-alive.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
     pub sse_keep_alive: std::time::Duration,
+
+    /// HTTP: connections open at once; more are answered 503 and closed.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_connections: usize,
+
+    /// HTTP: how long a connection with no request in progress (new, or idle
+    /// between requests) may take to send a complete request head.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub header_timeout: std::time::Duration,
+
+    /// HTTP: a connection whose client reads nothing of what it is sent for
+    /// this long is closed.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub write_timeout: std::time::Duration,
+
+    /// HTTP: how long a request body may take to arrive; a late one gets 408.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub body_timeout: std::time::Duration,
+
+    /// HTTP: live 2025-11-25 sessions at once; more `initialize` requests get 503.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_sessions: usize,
+
+    /// HTTP: a 2025-11-25 session that sends no request for this long is ended.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub session_idle_timeout: std::time::Duration,
+
+    /// Resource subscriptions one client may hold (`resources/subscribe` per
+    /// session, `resourceSubscriptions` per `subscriptions/listen` stream).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub max_subscriptions: usize,
+
+    /// HTTP: let `GET /readyz` tell anyone how many plugins and tools are
+    /// loaded (by default only callers with the bearer token learn it).
+    #[arg(long, requires = "http")]
+    pub public_readyz: bool,
 
     /// On SIGTERM or Ctrl-C, how long calls in flight may take to finish.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]

@@ -77,6 +77,7 @@ pub async fn run(args: DevArgs) -> Result<()> {
         watch: true,
         cache: args.cache.clone(),
         audit_log: args.audit_log.clone(),
+        subscriptions: Default::default(),
     })
     .await?;
 

@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         .expect("cannot start the async runtime");
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => warden::serve::run(args).await.map(|()| true),
+            Command::Serve(args) => warden::serve::run(*args).await.map(|()| true),
             Command::Dev(args) => warden::dev::run(args).await.map(|()| true),
             Command::Check(args) => warden::check::run(args.plugin.as_deref().unwrap_or(&args.plugins)).await,
         }

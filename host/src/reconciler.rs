@@ -6,7 +6,8 @@
 //! that fails (a file still being written, a broken component or manifest)
 //! the previous version keeps serving and the reason is logged once. Then it
 //! builds a new catalog, swaps it in (calls in flight keep the snapshot they
-//! started with) and, when what clients see changed, tells them.
+//! started with) and publishes the swap; it never waits for a client (the
+//! MCP layer delivers notifications in tasks of its own).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -19,7 +20,6 @@ use tokio::sync::mpsc;
 use crate::cache::CodeOrigin;
 use crate::catalog::{Catalog, CatalogHandle};
 use crate::loader::{self, Discovered, LoadError, Loader, PluginSource};
-use crate::mcp::{ListChanges, Notifier};
 use crate::plugin::Plugin;
 use crate::watcher::{Batch, PluginChanges, PluginKey, plugin_changes};
 
@@ -27,7 +27,6 @@ pub struct Reconciler {
     roots: Vec<PathBuf>,
     loader: Arc<Loader>,
     catalog: CatalogHandle,
-    notifier: Arc<Notifier>,
     loaded: BTreeMap<PluginKey, Arc<Plugin>>,
     /// The last failure logged for each plugin, so each is logged once.
     failures: HashMap<PluginKey, String>,
@@ -71,12 +70,11 @@ impl Summary {
 
 impl Reconciler {
     /// `roots` are the plugins folders, as the watcher reports paths in them.
-    pub fn new(roots: Vec<PathBuf>, loader: Arc<Loader>, catalog: CatalogHandle, notifier: Arc<Notifier>) -> Self {
+    pub fn new(roots: Vec<PathBuf>, loader: Arc<Loader>, catalog: CatalogHandle) -> Self {
         Self {
             roots,
             loader,
             catalog,
-            notifier,
             loaded: BTreeMap::new(),
             failures: HashMap::new(),
             refused: BTreeSet::new(),
@@ -118,8 +116,8 @@ impl Reconciler {
         }
     }
 
-    /// Reloads what `changes` names, then swaps in a new catalog and
-    /// notifies clients if the change is visible to them.
+    /// Reloads what `changes` names, then swaps in and publishes a new
+    /// catalog.
     pub async fn apply(&mut self, changes: &PluginChanges) -> Summary {
         let started = Instant::now();
         let mut summary = Summary::default();
@@ -224,15 +222,8 @@ impl Reconciler {
             tracing::warn!("{message}");
         }
         self.refused = refused;
-        let before = self.catalog.snapshot();
-        let visible = ListChanges {
-            tools: !same_tools(&before, &catalog),
-            resources: !same_resources(&before, &catalog),
-            prompts: !same_prompts(&before, &catalog),
-        };
         let (plugins, tools) = (catalog.plugins().len(), catalog.tools().len());
-        let after = Arc::new(catalog);
-        self.catalog.replace(after.clone());
+        let visible = self.catalog.replace(Arc::new(catalog)).lists;
         tracing::debug!(
             plugins,
             tools,
@@ -245,7 +236,6 @@ impl Reconciler {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "catalog swapped"
         );
-        self.notifier.notify(visible, before, after).await;
         if summary.compiled > 0 {
             return_compiler_memory();
         }
@@ -354,39 +344,6 @@ fn return_compiler_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
-}
-
-fn same_resources(old: &Catalog, new: &Catalog) -> bool {
-    old.resources().len() == new.resources().len()
-        && old.templates().len() == new.templates().len()
-        && old
-            .resources()
-            .iter()
-            .zip(new.resources())
-            .all(|(a, b)| a.decl().resource == b.decl().resource)
-        && old
-            .templates()
-            .iter()
-            .zip(new.templates())
-            .all(|(a, b)| a.decl().template == b.decl().template)
-}
-
-fn same_prompts(old: &Catalog, new: &Catalog) -> bool {
-    old.prompts().len() == new.prompts().len()
-        && old
-            .prompts()
-            .iter()
-            .zip(new.prompts())
-            .all(|(a, b)| a.decl().prompt == b.decl().prompt)
-}
-
-fn same_tools(old: &Catalog, new: &Catalog) -> bool {
-    old.tools().len() == new.tools().len()
-        && old
-            .tools()
-            .iter()
-            .zip(new.tools())
-            .all(|(a, b)| a.decl().tool == b.decl().tool)
 }
 
 #[cfg(test)]

@@ -13,12 +13,13 @@ use rmcp::service::ServerInitializeError;
 
 use crate::audit::AuditLog;
 use crate::cache::{self, CodeCache};
-use crate::catalog::CatalogHandle;
+use crate::catalog::{CatalogHandle, ListChanges};
 use crate::cli::{CacheArgs, ServeArgs};
 use crate::loader::Loader;
-use crate::mcp::{InFlight, ListChanges, Notifier, Shared, WardenServer};
+use crate::mcp::{InFlight, Notifier, Shared, SubscriptionLimits, WardenServer};
 use crate::reconciler::Reconciler;
 use crate::runtime::Runtime;
+use crate::transport::ConnectionLimits;
 use crate::transport::http::{self, HttpOptions};
 use crate::transport::stdio::StdioTransport;
 use crate::watcher::{self, Watcher};
@@ -37,6 +38,7 @@ pub struct HostConfig {
     pub watch: bool,
     pub cache: CacheArgs,
     pub audit_log: Option<PathBuf>,
+    pub subscriptions: SubscriptionLimits,
 }
 
 impl Host {
@@ -51,16 +53,12 @@ impl Host {
         let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?;
         let loader = Loader::new(runtime.clone(), open_cache(&config.cache));
         let supported = if config.watch {
-            ListChanges {
-                tools: true,
-                resources: true,
-                prompts: true,
-            }
+            ListChanges::ALL
         } else {
             ListChanges::NONE
         };
-        let notifier = Arc::new(Notifier::new(supported));
         let catalog = CatalogHandle::default();
+        let notifier = Arc::new(Notifier::new(supported, catalog.clone(), config.subscriptions));
         for root in &config.roots {
             std::fs::read_dir(root).with_context(|| format!("cannot read the plugins folder {}", root.display()))?;
         }
@@ -72,7 +70,7 @@ impl Host {
         } else {
             None
         };
-        let mut reconciler = Reconciler::new(roots.clone(), loader.clone(), catalog.clone(), notifier.clone());
+        let mut reconciler = Reconciler::new(roots.clone(), loader.clone(), catalog.clone());
         let summary = reconciler.load_all().await?;
         let snapshot = catalog.snapshot();
         tracing::info!(
@@ -176,6 +174,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         watch: !args.no_watch,
         cache: args.cache.clone(),
         audit_log: args.audit_log.clone(),
+        subscriptions: SubscriptionLimits {
+            per_client: args.max_subscriptions.max(1),
+        },
     })
     .await?;
     match http {
@@ -221,6 +222,15 @@ fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOpti
         max_concurrent_requests: args.max_concurrent_requests.max(1),
         sse_keep_alive: args.sse_keep_alive,
         shutdown_grace: args.shutdown_grace,
+        connections: ConnectionLimits {
+            max_connections: args.max_connections.max(1),
+            header_timeout: args.header_timeout,
+            write_timeout: args.write_timeout,
+        },
+        body_timeout: args.body_timeout,
+        max_sessions: args.max_sessions.max(1),
+        session_idle_timeout: args.session_idle_timeout,
+        public_readiness_details: args.public_readyz,
     })
 }
 

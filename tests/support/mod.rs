@@ -21,6 +21,8 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::Value;
 
+pub mod http;
+
 /// Every guest plugin (examples and test-only ones), built once per test
 /// binary: package name → component path.
 pub fn guests() -> &'static HashMap<String, PathBuf> {

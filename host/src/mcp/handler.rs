@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use super::content::{self, ContentError};
 use super::in_flight::{CallGuard, InFlight};
 use super::logging::{self, Level};
-use super::notifier::{Notifier, Swap};
+use super::notifier::Notifier;
 use super::pagination;
 use super::session::Session;
 use crate::audit::{self, AuditLog, Kind, Outcome};
@@ -312,9 +312,7 @@ impl ServerHandler for WardenServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // A handshake-era session: list changes and resource updates reach it
         // through its peer.
-        self.shared
-            .notifier
-            .register_session(context.peer, self.session.clone());
+        self.shared.notifier.register_session(context.peer, &self.session);
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
@@ -324,9 +322,13 @@ impl ServerHandler for WardenServer {
         filter.tools_list_changed = supported.tools.then_some(true);
         filter.resources_list_changed = supported.resources.then_some(true);
         filter.prompts_list_changed = supported.prompts.then_some(true);
-        // Only URIs some plugin serves can be subscribed to.
+        // Only URIs some plugin serves can be subscribed to. A list over the
+        // limits is accepted empty; `listen` then refuses it with an error.
         let catalog = self.shared.catalog.snapshot();
         filter.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            if self.shared.notifier.limits().check_list(uris).is_err() {
+                return Vec::new();
+            }
             uris.iter()
                 .filter(|uri| catalog.resource_owner(uri).is_some())
                 .cloned()
@@ -336,23 +338,21 @@ impl ServerHandler for WardenServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if let Some(uris) = &context.requested().resource_subscriptions {
+            self.shared.notifier.limits().check_list(uris)?;
+        }
         let mut swaps = self.shared.notifier.subscribe();
         let accepted = context.accepted().clone();
         let subscribed = accepted.resource_subscriptions.clone().unwrap_or_default();
         loop {
-            let swap = tokio::select! {
+            let (changes, swap) = tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                swapped = swaps.recv() => match swapped {
-                    Ok(swap) => swap,
-                    // Missed some: every list and resource may have changed.
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        Arc::new(Swap::everything(self.shared.catalog.snapshot()))
-                    }
+                swapped = swaps.next() => match swapped {
+                    Some(swapped) => swapped,
                     // The server is shutting down: end the stream gracefully.
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                    None => return Ok(()),
                 },
             };
-            let changes = swap.lists;
             let sink = context.sink();
             let sent = async {
                 if changes.tools && accepted.tools_list_changed == Some(true) {
@@ -500,10 +500,14 @@ impl ServerHandler for WardenServer {
         if is_2026(&context) {
             return Err(McpError::method_not_found::<SubscribeRequestMethod>());
         }
+        let limits = self.shared.notifier.limits();
+        limits.check_uri(&request.uri)?;
         if self.shared.catalog.snapshot().resource_owner(&request.uri).is_none() {
             return Err(resource_not_found(&request.uri, None));
         }
-        self.session.subscribe(request.uri);
+        if !self.session.subscribe(request.uri.clone(), limits.per_client) {
+            return Err(limits.full(&request.uri));
+        }
         Ok(())
     }
 

@@ -8,7 +8,9 @@ mod logging;
 pub mod notifier;
 mod pagination;
 mod session;
+mod subscription_limits;
 
 pub use handler::{Shared, WardenServer};
 pub use in_flight::InFlight;
-pub use notifier::{ListChanges, Notifier};
+pub use notifier::Notifier;
+pub use subscription_limits::SubscriptionLimits;

@@ -5,12 +5,23 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
+use tokio_util::sync::CancellationToken;
+
 use super::logging::Level;
 
 #[derive(Default)]
 pub struct Session {
     log_level: Mutex<Option<Level>>,
     subscriptions: Mutex<BTreeSet<String>>,
+    /// Cancelled when the session's last handler is dropped (the session
+    /// ended): its notification task ends with it.
+    closed: CancellationToken,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.closed.cancel();
+    }
 }
 
 impl Session {
@@ -24,8 +35,15 @@ impl Session {
         *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
     }
 
-    pub fn subscribe(&self, uri: String) {
-        self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).insert(uri);
+    /// Adds `uri` unless the session already holds `limit` other
+    /// subscriptions; false when it is full.
+    pub fn subscribe(&self, uri: String, limit: usize) -> bool {
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        if subscriptions.len() >= limit && !subscriptions.contains(&uri) {
+            return false;
+        }
+        subscriptions.insert(uri);
+        true
     }
 
     pub fn unsubscribe(&self, uri: &str) {
@@ -39,5 +57,36 @@ impl Session {
             .iter()
             .cloned()
             .collect()
+    }
+
+    /// Cancelled once this session has ended.
+    pub fn closed(&self) -> CancellationToken {
+        self.closed.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subscriptions_stop_at_the_limit_but_resubscribing_is_fine() {
+        let session = Session::default();
+        assert!(session.subscribe("a://1".into(), 2));
+        assert!(session.subscribe("a://2".into(), 2));
+        assert!(!session.subscribe("a://3".into(), 2));
+        assert!(session.subscribe("a://2".into(), 2), "already held");
+        session.unsubscribe("a://1");
+        assert!(session.subscribe("a://3".into(), 2));
+        assert_eq!(session.subscriptions(), ["a://2", "a://3"]);
+    }
+
+    #[test]
+    fn dropping_the_session_closes_it() {
+        let session = Session::default();
+        let closed = session.closed();
+        assert!(!closed.is_cancelled());
+        drop(session);
+        assert!(closed.is_cancelled());
     }
 }

@@ -1,6 +1,8 @@
 //! The Streamable HTTP transport: rmcp's `StreamableHttpService` at `/mcp`
 //! inside an axum router, with the layers a shared server needs — bearer
-//! authentication, a cap on concurrent requests, and health endpoints.
+//! authentication, caps on concurrent requests and live sessions, a deadline
+//! for request bodies, and health endpoints — served on connections that
+//! are themselves bounded (`connections`).
 //!
 //! Host and Origin validation (against DNS rebinding) and the body-size cap
 //! are rmcp's, configured here: rmcp leaves Origin validation off by default.
@@ -19,13 +21,15 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http_body::Frame;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use super::body_deadline;
+use super::connections::{self, ConnectionLimits};
+use super::sessions::{self, BoundedSessions};
 use crate::mcp::{Shared, WardenServer};
 
 /// How the HTTP endpoint is exposed.
@@ -45,6 +49,16 @@ pub struct HttpOptions {
     pub sse_keep_alive: Duration,
     /// How long in-flight calls may take to finish after a shutdown signal.
     pub shutdown_grace: Duration,
+    pub connections: ConnectionLimits,
+    /// How long a request body may take to arrive, from its head.
+    pub body_timeout: Duration,
+    /// Live 2025-11-25 sessions at once.
+    pub max_sessions: usize,
+    /// A session that sees no request for this long is ended.
+    pub session_idle_timeout: Duration,
+    /// Whether `/readyz` tells anyone what is loaded; otherwise only callers
+    /// with the bearer token (when one is configured) learn it.
+    pub public_readiness_details: bool,
 }
 
 impl HttpOptions {
@@ -86,6 +100,8 @@ pub async fn serve(
         token_digest: options.token.as_deref().map(digest),
         requests: Arc::new(Semaphore::new(options.max_concurrent_requests)),
         draining: CancellationToken::new(),
+        sessions: Arc::new(BoundedSessions::new(options.max_sessions, options.session_idle_timeout)),
+        public_readiness_details: options.public_readiness_details,
     });
     let router = router(shared.clone(), &options, sessions.clone(), gate.clone());
     let auth = if options.token.is_some() {
@@ -97,8 +113,7 @@ pub async fn serve(
 
     let draining = gate.draining.clone();
     let stop = CancellationToken::new();
-    let server = axum::serve(listener, router).with_graceful_shutdown(stop.clone().cancelled_owned());
-    let server = tokio::spawn(async move { server.await });
+    let server = tokio::spawn(connections::serve(listener, router, options.connections, stop.clone()));
 
     shutdown.await;
     let grace = options.shutdown_grace;
@@ -114,9 +129,7 @@ pub async fn serve(
     stop.cancel();
     sessions.cancel();
     match tokio::time::timeout(Duration::from_secs(5), server).await {
-        Ok(joined) => joined
-            .context("the HTTP server task failed")?
-            .context("the HTTP server failed")?,
+        Ok(joined) => joined.context("the HTTP server task failed")?,
         Err(_) => tracing::warn!("some connections did not close in time; exiting anyway"),
     }
     Ok(())
@@ -146,29 +159,59 @@ fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToke
     let factory_shared = shared.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(WardenServer::new(factory_shared.clone())),
-        LocalSessionManager::default().into(),
+        gate.sessions.clone(),
         config,
     );
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn_with_state(gate, admit));
+        .layer(middleware::from_fn_with_state(gate.clone(), admit));
+    let readiness = Readiness { shared, gate };
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
-        .with_state(shared)
+        .with_state(readiness)
         .merge(mcp_routes)
+        .layer(middleware::from_fn_with_state(
+            options.body_timeout,
+            body_deadline::enforce,
+        ))
+}
+
+#[derive(Clone)]
+struct Readiness {
+    shared: Arc<Shared>,
+    gate: Arc<Gate>,
 }
 
 /// Ready once the plugins folder has been loaded (the listener opens only
-/// after that); reports what is served.
-async fn ready(State(shared): State<Arc<Shared>>) -> Response {
-    let catalog = shared.catalog.snapshot();
-    let body = format!(
-        "{{\"plugins\":{},\"tools\":{}}}\n",
-        catalog.plugins().len(),
-        catalog.tools().len()
-    );
-    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+/// after that) and until shutdown begins. Only a caller with the bearer
+/// token (or anyone, with `public_readiness_details`) learns what is served.
+async fn ready(State(readiness): State<Readiness>, request: Request) -> Response {
+    let Readiness { shared, gate } = readiness;
+    let ready = !gate.draining.is_cancelled();
+    let details = gate.public_readiness_details || (gate.token_digest.is_some() && gate.authorized(&request));
+    let body = if details {
+        let catalog = shared.catalog.snapshot();
+        serde_json::json!({
+            "ready": ready,
+            "plugins": catalog.plugins().len(),
+            "tools": catalog.tools().len(),
+            "sessions": gate.sessions.count().await,
+        })
+    } else {
+        serde_json::json!({ "ready": ready })
+    };
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        format!("{body}\n"),
+    )
+        .into_response()
 }
 
 struct Gate {
@@ -178,6 +221,24 @@ struct Gate {
     requests: Arc<Semaphore>,
     /// Set on shutdown: new requests are refused while calls finish.
     draining: CancellationToken,
+    sessions: Arc<BoundedSessions>,
+    public_readiness_details: bool,
+}
+
+impl Gate {
+    /// Whether `request` carries the bearer token; true when none is needed.
+    fn authorized(&self, request: &Request) -> bool {
+        let Some(expected) = &self.token_digest else {
+            return true;
+        };
+        let presented = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(digest);
+        presented.is_some_and(|p| bool::from(p.ct_eq(expected)))
+    }
 }
 
 fn digest(token: &str) -> [u8; 32] {
@@ -186,24 +247,16 @@ fn digest(token: &str) -> [u8; 32] {
 
 /// Authentication, then the concurrent-request cap. A request's permit is
 /// held until its response body (an SSE stream, say) is finished or dropped,
-/// so a vanished client frees its slot.
+/// so a vanished client frees its slot. A new session refused because the
+/// server is full is answered `503` with a JSON-RPC error.
 async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    if let Some(expected) = &gate.token_digest {
-        let presented = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(digest);
-        let valid = presented.is_some_and(|p| bool::from(p.ct_eq(expected)));
-        if !valid {
-            let mut response = (StatusCode::UNAUTHORIZED, "a valid bearer token is required\n").into_response();
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"warden\""),
-            );
-            return response;
-        }
+    if !gate.authorized(&request) {
+        let mut response = (StatusCode::UNAUTHORIZED, "a valid bearer token is required\n").into_response();
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"warden\""),
+        );
+        return response;
     }
     if gate.draining.is_cancelled() {
         let mut response = (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
@@ -223,13 +276,38 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return response;
     };
-    let response = next.run(request).await;
+    let (response, refused) = sessions::refusing(next.run(request)).await;
+    if refused {
+        return sessions_full(&gate);
+    }
     response.map(|body| {
         Body::new(PermitBody {
             inner: body,
             _permit: permit,
         })
     })
+}
+
+/// The answer to an `initialize` that would open one session too many.
+fn sessions_full(gate: &Gate) -> Response {
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": sessions::SessionsError::Full(gate.sessions.max()).to_string(),
+        },
+    });
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::CONTENT_TYPE, "application/json")],
+        format!("{error}\n"),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
 }
 
 /// A response body that holds a concurrency permit until it is dropped.
@@ -273,6 +351,15 @@ mod tests {
             max_concurrent_requests: 8,
             sse_keep_alive: Duration::from_secs(15),
             shutdown_grace: Duration::from_secs(1),
+            connections: ConnectionLimits {
+                max_connections: 8,
+                header_timeout: Duration::from_secs(10),
+                write_timeout: Duration::from_secs(30),
+            },
+            body_timeout: Duration::from_secs(30),
+            max_sessions: 8,
+            session_idle_timeout: Duration::from_secs(300),
+            public_readiness_details: false,
         }
     }
 
