@@ -3,6 +3,7 @@
 
 pub mod bindings;
 pub mod egress;
+pub mod mounts;
 pub mod output;
 pub mod sandbox;
 
