@@ -34,7 +34,10 @@ async fn allowed(server: &Server, tool: &str, arguments: Value) -> String {
 
 /// A manifest line granting `host` at `guest`.
 fn mount(host: &Path, guest: &str, access: &str) -> String {
-    format!("{:?} = {{ mount = \"{guest}\", access = \"{access}\" }}\n", host.display().to_string())
+    format!(
+        "{:?} = {{ mount = \"{guest}\", access = \"{access}\" }}\n",
+        host.display().to_string()
+    )
 }
 
 /// A temporary folder, by its real path (mounts must name folders by it).
@@ -197,7 +200,10 @@ async fn mounts_that_could_be_redirected_or_reach_code_and_grants_are_refused_at
             line.contains(&format!("invalid manifest {}", plugins.join("hostile.toml").display())),
             "{line}"
         );
-        assert!(line.contains(&expected), "{filesystem}: expected {expected:?} in\n{line}");
+        assert!(
+            line.contains(&expected),
+            "{filesystem}: expected {expected:?} in\n{line}"
+        );
     }
 
     // A folder plugin may mount a subfolder of its own folder (never the folder

@@ -426,7 +426,10 @@ mod tests {
         for (mode, writers) in [(0o777, "its group and others"), (0o770, "its group"), (0o703, "others")] {
             set_mode(&dir, mode);
             let err = format!("{:#}", CodeCache::open(&dir).unwrap_err());
-            assert!(err.contains(&format!("is writable by {writers} (mode {mode:03o})")), "{err}");
+            assert!(
+                err.contains(&format!("is writable by {writers} (mode {mode:03o})")),
+                "{err}"
+            );
             assert!(err.contains("choose another --cache-dir"), "{err}");
         }
         set_mode(&dir, 0o755);
@@ -441,7 +444,10 @@ mod tests {
 
         if give_away(&dir) {
             let err = format!("{:#}", CodeCache::open(&dir).unwrap_err());
-            assert!(err.contains("is owned by uid 65534, not by Warden's user (uid 0)"), "{err}");
+            assert!(
+                err.contains("is owned by uid 65534, not by Warden's user (uid 0)"),
+                "{err}"
+            );
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -468,11 +474,17 @@ mod tests {
         // Group- or world-writable: someone else may have written it.
         for mode in [0o666, 0o620, 0o602] {
             set_mode(&path, mode);
-            assert_eq!(open_entry(&path).unwrap_err(), format!("it is writable by {} (mode {mode:03o})", match mode {
-                0o666 => "its group and others",
-                0o620 => "its group",
-                _ => "others",
-            }));
+            assert_eq!(
+                open_entry(&path).unwrap_err(),
+                format!(
+                    "it is writable by {} (mode {mode:03o})",
+                    match mode {
+                        0o666 => "its group and others",
+                        0o620 => "its group",
+                        _ => "others",
+                    }
+                )
+            );
             replaced(&path);
         }
         // A symlink to an entry elsewhere, even a good one.

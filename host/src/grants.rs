@@ -87,7 +87,11 @@ pub fn check_mount_layout(mounts: &[Mount], own_folder: Option<&Path>, protected
                 outer.key()
             );
         }
-        if let Some(cache) = protected.caches.iter().find(|c| c.starts_with(host) || host.starts_with(c)) {
+        if let Some(cache) = protected
+            .caches
+            .iter()
+            .find(|c| c.starts_with(host) || host.starts_with(c))
+        {
             bail!(
                 "`{key}` overlaps the compiled-code cache folder {}, whose files Warden runs as native \
                  code; mount a folder outside it",
@@ -474,7 +478,8 @@ mod tests {
         );
         assert!(g.check_address(Scheme::Http, "x", at("127.0.0.2:9000")).is_err());
         assert!(
-            g.check_address(Scheme::Http, "x", at("[::ffff:127.0.0.1]:9000")).is_ok(),
+            g.check_address(Scheme::Http, "x", at("[::ffff:127.0.0.1]:9000"))
+                .is_ok(),
             "v4-mapped is the same"
         );
         assert!(g.check_address(Scheme::Https, "x", at("[::1]:9000")).is_ok());
@@ -499,7 +504,12 @@ mod tests {
     fn an_exact_ip_entry_opens_only_its_own_port_and_scheme() {
         // `localhost:8080` passes the name check; the address 127.0.0.1 is
         // opened only for port 9000 by the exact-IP entry.
-        let g = grant(&["localhost:8080", "127.0.0.1:9000", "http://10.0.0.5", "https://[fd00::1]:8443"]);
+        let g = grant(&[
+            "localhost:8080",
+            "127.0.0.1:9000",
+            "http://10.0.0.5",
+            "https://[fd00::1]:8443",
+        ]);
         assert_eq!(
             g.check_address(Scheme::Http, "localhost", at("127.0.0.1:8080")),
             Err(HttpDenial::Address {
@@ -508,19 +518,32 @@ mod tests {
             })
         );
         assert!(g.check_address(Scheme::Http, "localhost", at("127.0.0.1:9000")).is_ok());
-        assert!(g.check_address(Scheme::Https, "localhost", at("127.0.0.1:9000")).is_ok());
+        assert!(
+            g.check_address(Scheme::Https, "localhost", at("127.0.0.1:9000"))
+                .is_ok()
+        );
         assert!(g.check_address(Scheme::Http, "x", at("10.0.0.5:80")).is_ok());
-        assert!(g.check_address(Scheme::Http, "x", at("10.0.0.5:8080")).is_err(), "default port only");
-        assert!(g.check_address(Scheme::Https, "x", at("10.0.0.5:443")).is_err(), "http only");
+        assert!(
+            g.check_address(Scheme::Http, "x", at("10.0.0.5:8080")).is_err(),
+            "default port only"
+        );
+        assert!(
+            g.check_address(Scheme::Https, "x", at("10.0.0.5:443")).is_err(),
+            "http only"
+        );
         assert!(g.check_address(Scheme::Https, "x", at("[fd00::1]:8443")).is_ok());
-        assert!(g.check_address(Scheme::Http, "x", at("[fd00::1]:8443")).is_err(), "https only");
+        assert!(
+            g.check_address(Scheme::Http, "x", at("[fd00::1]:8443")).is_err(),
+            "https only"
+        );
         let message = HttpDenial::Address {
             host: "localhost".into(),
             address: at("127.0.0.1:8080"),
         }
         .describe("fetch.toml");
         assert!(
-            message.contains("resolves to 127.0.0.1,") && message.contains("(\"127.0.0.1:8080\") in [network] allow in fetch.toml"),
+            message.contains("resolves to 127.0.0.1,")
+                && message.contains("(\"127.0.0.1:8080\") in [network] allow in fetch.toml"),
             "{message}"
         );
     }
@@ -559,7 +582,12 @@ mod tests {
         assert!(refused(&["/srv/a/inner", "/srv/a"], None).contains("overlap"));
         assert!(refused(&["/srv/a", "/srv/a"], None).contains("overlap"));
 
-        for cache_overlap in ["/home/op/.cache/warden", "/home/op/.cache", "/home/op/.cache/warden/x", "/"] {
+        for cache_overlap in [
+            "/home/op/.cache/warden",
+            "/home/op/.cache",
+            "/home/op/.cache/warden/x",
+            "/",
+        ] {
             let err = refused(&[cache_overlap], None);
             assert!(
                 err.contains("overlaps the compiled-code cache folder /home/op/.cache/warden"),
@@ -576,7 +604,10 @@ mod tests {
             "/srv/plugins/loose-folder",
         ] {
             let err = refused(&[inside], own);
-            assert!(err.contains("is inside the plugins folder /srv/plugins"), "{inside}: {err}");
+            assert!(
+                err.contains("is inside the plugins folder /srv/plugins"),
+                "{inside}: {err}"
+            );
             assert!(err.contains("a subfolder of its own folder"), "{err}");
         }
         // A bare `name.wasm` has no folder of its own to mount from.

@@ -31,6 +31,8 @@ pub struct PinnedDir {
     handle: File,
     /// The path it was opened at, for messages.
     path: PathBuf,
+    /// `by_handle(&handle)`, made once: calls use it.
+    by_handle: PathBuf,
 }
 
 impl PinnedDir {
@@ -46,20 +48,21 @@ impl PinnedDir {
             flags |= libc::O_PATH;
         }
         let handle = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path)?;
-        let pinned = Self {
-            handle,
-            path: path.to_path_buf(),
-        };
+        let by_handle = by_handle(&handle);
         // Without a mounted /proc, `by_handle` would lead nowhere (or, worse,
-        // by path): refuse rather than pin nothing.
-        let (held, reached) = (pinned.handle.metadata()?, std::fs::metadata(pinned.by_handle())?);
+        // elsewhere): refuse rather than pin nothing.
+        let (held, reached) = (handle.metadata()?, std::fs::metadata(&by_handle)?);
         if (held.dev(), held.ino()) != (reached.dev(), reached.ino()) {
             return Err(io::Error::other(format!(
                 "{} does not lead to the folder Warden opened; is /proc mounted?",
-                pinned.by_handle().display()
+                by_handle.display()
             )));
         }
-        Ok(pinned)
+        Ok(Self {
+            handle,
+            path: path.to_path_buf(),
+            by_handle,
+        })
     }
 
     /// The path it was opened at.
@@ -68,13 +71,13 @@ impl PinnedDir {
     }
 
     /// A path that leads to this very folder, for APIs that take paths.
-    pub fn by_handle(&self) -> PathBuf {
-        by_handle(&self.handle)
+    pub fn by_handle(&self) -> &Path {
+        &self.by_handle
     }
 
     /// Where the folder is now, every symlink resolved, as the kernel sees it.
     pub fn real_path(&self) -> io::Result<PathBuf> {
-        std::fs::read_link(self.by_handle())
+        std::fs::read_link(&self.by_handle)
     }
 
     /// The folder's own metadata (of the handle, never of whatever the path
@@ -111,7 +114,11 @@ mod tests {
     #[test]
     fn a_pinned_folder_stays_the_same_folder_after_a_rename_and_a_symlink_swap() {
         let root = tempfile::tempdir().unwrap();
-        let (inner, moved, secret) = (root.path().join("inner"), root.path().join("moved"), root.path().join("secret"));
+        let (inner, moved, secret) = (
+            root.path().join("inner"),
+            root.path().join("moved"),
+            root.path().join("secret"),
+        );
         std::fs::create_dir(&inner).unwrap();
         std::fs::create_dir(&secret).unwrap();
         std::fs::write(inner.join("mine.txt"), "mine").unwrap();

@@ -99,16 +99,33 @@ mod tests {
         std::fs::create_dir_all(root_path.join("real/sub")).unwrap();
         std::os::unix::fs::symlink("real", root_path.join("link")).unwrap();
 
-        let err = format!("{:#}", PinnedMounts::pin(&[mount(&root_path.join("link"))]).err().unwrap());
+        let err = format!(
+            "{:#}",
+            PinnedMounts::pin(&[mount(&root_path.join("link"))]).err().unwrap()
+        );
         assert!(err.contains("the host path is a symlink"), "{err}");
-        assert!(err.contains(&format!("`filesystem.\"{}\"`", root_path.join("link").display())), "{err}");
-
-        let err = format!("{:#}", PinnedMounts::pin(&[mount(&root_path.join("link/sub"))]).err().unwrap());
         assert!(
-            err.contains(&format!("leads to {} through a symlink", root_path.join("real/sub").display())),
+            err.contains(&format!("`filesystem.\"{}\"`", root_path.join("link").display())),
             "{err}"
         );
-        let err = format!("{:#}", PinnedMounts::pin(&[mount(&root_path.join("real/sub/.."))]).err().unwrap());
+
+        let err = format!(
+            "{:#}",
+            PinnedMounts::pin(&[mount(&root_path.join("link/sub"))]).err().unwrap()
+        );
+        assert!(
+            err.contains(&format!(
+                "leads to {} through a symlink",
+                root_path.join("real/sub").display()
+            )),
+            "{err}"
+        );
+        let err = format!(
+            "{:#}",
+            PinnedMounts::pin(&[mount(&root_path.join("real/sub/.."))])
+                .err()
+                .unwrap()
+        );
         assert!(err.contains("through a symlink or `..`"), "{err}");
 
         let pinned = PinnedMounts::pin(&[mount(&root_path.join("real/sub"))]).unwrap();
