@@ -22,9 +22,10 @@ pub async fn run(target: &Path) -> Result<bool> {
     let target = target
         .canonicalize()
         .with_context(|| format!("cannot find {}", target.display()))?;
-    let root = match single {
-        true => target.parent().unwrap_or(Path::new("/")).to_path_buf(),
-        false => target.clone(),
+    let root = if single {
+        target.parent().unwrap_or(Path::new("/")).to_path_buf()
+    } else {
+        target.clone()
     };
     // No compiled-code cache: checking must not write to the user's cache.
     let loader = Loader::new(Runtime::new()?, None, &[root]);

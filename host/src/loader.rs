@@ -324,22 +324,22 @@ impl Loader {
             prompts,
         })
     }
-}
 
-impl Loader {
     /// Opens the plugin's mounts once, for all its calls, and checks where
     /// they are (see `grants::check_mount_layout`).
     fn pin_mounts(&self, manifest: &Manifest, source: &PluginSource) -> Result<PinnedMounts> {
-        let (Some(path), false) = (&source.manifest, manifest.grants.mounts.is_empty()) else {
+        let mounts = &manifest.grants.mounts;
+        if mounts.is_empty() {
             return Ok(PinnedMounts::default());
-        };
+        }
         let own_folder = source.folder.as_deref().map(canonical_as_far_as_exists);
-        PinnedMounts::pin(&manifest.grants.mounts)
+        let manifest_path = source.manifest.as_deref().unwrap_or(&source.component);
+        PinnedMounts::pin(mounts)
             .and_then(|pinned| {
-                check_mount_layout(&manifest.grants.mounts, own_folder.as_deref(), &self.protected)?;
+                check_mount_layout(mounts, own_folder.as_deref(), &self.protected)?;
                 Ok(pinned)
             })
-            .with_context(|| format!("invalid manifest {}", path.display()))
+            .with_context(|| format!("invalid manifest {}", manifest_path.display()))
     }
 }
 
