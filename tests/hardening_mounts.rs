@@ -227,6 +227,9 @@ async fn mounts_that_could_be_redirected_or_reach_code_and_grants_are_refused_at
         .await;
         match refusal {
             Some(refusal) => {
+                let checked = support::warden().arg("check").arg(&own).output().await.unwrap();
+                let report = String::from_utf8(checked.stdout).unwrap();
+                assert!(!checked.status.success() && report.contains(refusal), "{report}");
                 let log = server.log();
                 assert!(
                     log.contains("skipped plugin") && log.contains(refusal) && log.contains("own/plugin.toml"),
@@ -239,6 +242,15 @@ async fn mounts_that_could_be_redirected_or_reach_code_and_grants_are_refused_at
                 assert_eq!(std::fs::read_to_string(own.join("state/kept")).unwrap(), "x");
                 // Its own manifest and component stay out of reach.
                 refused(&server, "read_file", json!({"path": "/state/../plugin.toml"})).await;
+                // `warden check` of the folder plugin alone applies the same rules.
+                let checked = support::warden().arg("check").arg(&own).output().await.unwrap();
+                let report = String::from_utf8(checked.stdout).unwrap();
+                assert!(checked.status.success(), "{report}");
+                assert!(
+                    report.contains("✓ own")
+                        && report.contains(&format!("{} → /state (read-write)", own.join("state").display())),
+                    "{report}"
+                );
             }
         }
         healthy(&server).await;
