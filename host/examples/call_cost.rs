@@ -30,7 +30,9 @@ async fn main() -> anyhow::Result<()> {
         .iter()
         .find(|s| &s.stem == name)
         .expect("no such plugin in the folder");
-    let plugin = loader::Loader::new(runtime.clone(), None).load(source, &[]).await?;
+    let plugin = loader::Loader::new(runtime.clone(), None, &[dir.into()])
+        .load(source, &[])
+        .await?;
 
     let (mut setup, mut instantiate, mut run, mut total) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..calls + calls / 10 {

@@ -8,17 +8,30 @@
 //! entry. Entries are memory-mapped when loaded, so they are never rewritten
 //! in place: a new entry is written to a temporary file and renamed, which
 //! leaves any mapping of an older file intact.
+//!
+//! Entries are native code that runs as Warden, so nothing is loaded from a
+//! folder or a file someone else could have written: the folder must be
+//! Warden's user's own, not writable by group or others, and not a symlink
+//! (checked once, when the cache is opened; every entry is then reached
+//! through the folder's handle); each entry must be a regular file, the
+//! user's own, not writable by group or others — checked on the opened file
+//! that is then mapped, so it cannot be swapped in between.
 
+use std::fs::{File, Metadata};
 use std::hash::{Hash, Hasher};
 use std::io::Write as _;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow};
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+use crate::pinned::{self, PinnedDir};
 
 /// Entries kept after pruning: plenty for every plugin of a few engines and
 /// versions, small enough that the folder never grows without bound.
@@ -52,14 +65,41 @@ impl CodeOrigin {
 /// The on-disk cache of compiled components.
 #[derive(Debug, Clone)]
 pub struct CodeCache {
+    /// The folder as named, for messages.
     dir: PathBuf,
+    /// The folder as checked when opened; every entry is reached through it.
+    pinned: Arc<PinnedDir>,
 }
 
 impl CodeCache {
-    /// Opens (and creates, private to the user) the cache folder.
+    /// Opens (and creates, private to the user) the cache folder. A folder
+    /// that someone other than Warden's user could write to is refused.
     pub fn open(dir: &Path) -> Result<Self> {
         create_private_dir(dir).with_context(|| format!("cannot create the cache folder {}", dir.display()))?;
-        Ok(Self { dir: dir.to_path_buf() })
+        let pinned = PinnedDir::open(dir).map_err(|error| {
+            if dir.is_symlink() {
+                anyhow!(
+                    "the compiled-code cache folder {} is a symlink; point --cache-dir at the folder itself",
+                    dir.display()
+                )
+            } else {
+                anyhow!("cannot open the compiled-code cache folder {}: {error}", dir.display())
+            }
+        })?;
+        let metadata = pinned
+            .metadata()
+            .with_context(|| format!("cannot read the compiled-code cache folder {}", dir.display()))?;
+        if let Some(reason) = untrusted(&metadata) {
+            anyhow::bail!(
+                "the compiled-code cache folder {} {reason}: whoever can write there can run code as Warden; \
+                 make it private (`chown` it to Warden's user, `chmod 700`), or choose another --cache-dir",
+                dir.display()
+            );
+        }
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            pinned: Arc::new(pinned),
+        })
     }
 
     /// `$XDG_CACHE_HOME/warden`, else `~/.cache/warden`.
@@ -77,41 +117,58 @@ impl CodeCache {
 
     /// The entry for a component (by the sha256 of its bytes) on an engine.
     pub fn entry_path(&self, engine: &Engine, sha256: &str) -> PathBuf {
-        self.dir.join(format!("{sha256}-{}.cwasm", compatibility_hash(engine)))
+        self.dir.join(entry_name(engine, sha256))
     }
 
     /// Loads a component's code from the cache, or compiles it and stores
     /// the result. CPU-heavy on a miss: call it from a blocking thread.
     pub fn load_or_compile(&self, engine: &Engine, sha256: &str, bytes: &[u8]) -> Result<(Component, CodeOrigin)> {
-        let path = self.entry_path(engine, sha256);
-        if path.is_file() {
-            // SAFETY: `deserialize_file` trusts the file to be code that
-            // wasmtime produced for a compatible engine and maps it into
-            // memory. That holds here: entries are written only by Warden,
-            // into a folder private to the user, always complete (temporary
-            // file + rename) and never modified afterwards. wasmtime still
-            // checks the header, the version and the engine settings, so a
-            // truncated, foreign or stale file is an error, handled below.
-            match unsafe { Component::deserialize_file(engine, &path) } {
-                Ok(component) => {
-                    touch(&path);
-                    return Ok((component, CodeOrigin::Cache));
+        let name = entry_name(engine, sha256);
+        let path = self.dir.join(&name);
+        let entry = self.pinned.by_handle().join(&name);
+        match open_entry(&entry) {
+            Ok(None) => {}
+            Ok(Some(file)) => {
+                // SAFETY: `deserialize_file` trusts the file to be code that
+                // wasmtime produced for a compatible engine and maps it into
+                // memory. That holds here: the file just opened (and mapped
+                // through its handle) is a regular file of Warden's user that
+                // no one else can write, in a folder no one else can write;
+                // entries are written only by Warden, always complete
+                // (temporary file + rename) and never modified afterwards.
+                // wasmtime still checks the header, the version and the engine
+                // settings, so a truncated, foreign or stale file is an error,
+                // handled below.
+                match unsafe { Component::deserialize_file(engine, pinned::by_handle(&file)) } {
+                    Ok(component) => {
+                        // Pruning reads the modification time as "last used".
+                        let _ = file.set_modified(SystemTime::now());
+                        return Ok((component, CodeOrigin::Cache));
+                    }
+                    Err(error) => {
+                        tracing::warn!(
+                            "compiled-code cache entry {} is unusable ({error:#}); recompiling",
+                            path.display()
+                        );
+                        let _ = std::fs::remove_file(&entry);
+                    }
                 }
-                Err(error) => {
-                    tracing::warn!(
-                        "compiled-code cache entry {} is unusable ({error:#}); recompiling",
-                        path.display()
-                    );
-                    let _ = std::fs::remove_file(&path);
-                }
+            }
+            Err(reason) => {
+                tracing::warn!(
+                    "compiled-code cache entry {} is not loaded: {reason}; recompiling and replacing it",
+                    path.display()
+                );
+                let _ = std::fs::remove_file(&entry);
             }
         }
         let code = engine
             .precompile_component(bytes)
             .map_err(|e| anyhow::anyhow!("cannot compile the component: {e:#}"))?;
-        match write_atomically(&path, &code) {
-            // SAFETY: as above; this is the file just written from `code`.
-            Ok(()) => match unsafe { Component::deserialize_file(engine, &path) } {
+        match write_atomically(&entry, &code).with_context(|| format!("writing {}", path.display())) {
+            // SAFETY: as above; this is the file just written from `code`,
+            // mapped through the handle it was written with.
+            Ok(file) => match unsafe { Component::deserialize_file(engine, pinned::by_handle(&file)) } {
                 Ok(component) => return Ok((component, CodeOrigin::Compiled)),
                 Err(error) => tracing::warn!("cannot load the cache entry {} just written: {error:#}", path.display()),
             },
@@ -131,7 +188,7 @@ impl CodeCache {
         let mut entries = Vec::new();
         let mut removed = 0;
         let now = SystemTime::now();
-        for entry in std::fs::read_dir(&self.dir)
+        for entry in std::fs::read_dir(self.pinned.by_handle())
             .with_context(|| format!("cannot read the cache folder {}", self.dir.display()))?
         {
             let Ok(entry) = entry else { continue };
@@ -180,15 +237,66 @@ pub fn compatibility_hash(engine: &Engine) -> String {
     hex::encode(&hasher.0.finalize()[..8])
 }
 
-/// Refreshes an entry's modification time, which pruning reads as "last used".
-fn touch(path: &Path) {
-    if let Ok(file) = std::fs::File::options().append(true).open(path) {
-        let _ = file.set_modified(SystemTime::now());
+fn entry_name(engine: &Engine, sha256: &str) -> String {
+    format!("{sha256}-{}.cwasm", compatibility_hash(engine))
+}
+
+/// Why a file or folder cannot be trusted with native code, if it cannot:
+/// someone other than Warden's user owns it or may write to it.
+fn untrusted(metadata: &Metadata) -> Option<String> {
+    // SAFETY: geteuid cannot fail and has no preconditions.
+    let user = unsafe { libc::geteuid() };
+    let writers = match (metadata.mode() & 0o020 != 0, metadata.mode() & 0o002 != 0) {
+        (true, true) => "its group and others",
+        (true, false) => "its group",
+        (false, true) => "others",
+        (false, false) => "",
+    };
+    if metadata.uid() != user {
+        Some(format!(
+            "is owned by uid {}, not by Warden's user (uid {user})",
+            metadata.uid()
+        ))
+    } else if !writers.is_empty() {
+        Some(format!(
+            "is writable by {writers} (mode {:03o})",
+            metadata.mode() & 0o7777
+        ))
+    } else {
+        None
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path.file_name().context("a cache entry without a file name")?;
+/// Opens a cache entry for mapping, if there is one and it can be trusted:
+/// `Ok(None)` when there is none, `Err` saying why it cannot be trusted.
+fn open_entry(path: &Path) -> std::result::Result<Option<File>, String> {
+    // Not through a symlink; and never waiting on a FIFO planted in its place.
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) if error.raw_os_error() == Some(libc::ELOOP) => return Err("it is a symlink".into()),
+        Err(error) => return Err(format!("it cannot be opened ({error})")),
+    };
+    let metadata = file.metadata().map_err(|e| format!("it cannot be read ({e})"))?;
+    if !metadata.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    match untrusted(&metadata) {
+        Some(reason) => Err(format!("it {reason}")),
+        None => Ok(Some(file)),
+    }
+}
+
+/// Writes a new entry: a private temporary file, renamed into place.
+/// Returns the file, to map what was written (not whatever the name holds).
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<File> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("a cache entry without a file name"))?;
     // Unique per process and write: two loaders may store the same entry at once.
     static WRITES: AtomicU64 = AtomicU64::new(0);
     let temporary = path.with_file_name(format!(
@@ -198,15 +306,22 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         WRITES.fetch_add(1, Ordering::Relaxed)
     ));
     let written = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&temporary)?;
         file.write_all(bytes)?;
         file.sync_all()?;
-        std::fs::rename(&temporary, path)
+        std::fs::rename(&temporary, path)?;
+        Ok(file)
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
-    written.with_context(|| format!("writing {}", path.display()))
+    written
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
@@ -285,6 +400,112 @@ mod tests {
             let (_, origin) = cache.load_or_compile(&engine, "abc", EMPTY_COMPONENT).unwrap();
             assert_eq!(origin, CodeOrigin::Compiled);
             assert_eq!(std::fs::read(&path).unwrap(), good);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn set_mode(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// Running as root, a test can give a file to another user.
+    fn give_away(path: &Path) -> bool {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return false;
+        }
+        std::os::unix::fs::lchown(path, Some(65534), Some(65534)).unwrap();
+        true
+    }
+
+    #[test]
+    fn a_folder_others_could_write_to_is_not_used() {
+        let dir = scratch();
+        CodeCache::open(&dir).unwrap();
+        for (mode, writers) in [(0o777, "its group and others"), (0o770, "its group"), (0o703, "others")] {
+            set_mode(&dir, mode);
+            let err = format!("{:#}", CodeCache::open(&dir).unwrap_err());
+            assert!(
+                err.contains(&format!("is writable by {writers} (mode {mode:03o})")),
+                "{err}"
+            );
+            assert!(err.contains("choose another --cache-dir"), "{err}");
+        }
+        set_mode(&dir, 0o755);
+        assert!(CodeCache::open(&dir).is_ok(), "readable by others is fine");
+
+        let link = dir.with_extension("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        let err = format!("{:#}", CodeCache::open(&link).unwrap_err());
+        assert!(err.contains("is a symlink"), "{err}");
+        std::fs::remove_file(&link).unwrap();
+
+        if give_away(&dir) {
+            let err = format!("{:#}", CodeCache::open(&dir).unwrap_err());
+            assert!(
+                err.contains("is owned by uid 65534, not by Warden's user (uid 0)"),
+                "{err}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_entry_others_could_have_written_is_recompiled_and_replaced() {
+        let dir = scratch();
+        let cache = CodeCache::open(&dir).unwrap();
+        let engine = engine(false);
+        cache.load_or_compile(&engine, "abc", EMPTY_COMPONENT).unwrap();
+        let path = cache.entry_path(&engine, "abc");
+        let good = std::fs::read(&path).unwrap();
+        let replaced = |path: &Path| {
+            let (_, origin) = cache.load_or_compile(&engine, "abc", EMPTY_COMPONENT).unwrap();
+            assert_eq!(origin, CodeOrigin::Compiled);
+            let metadata = std::fs::symlink_metadata(path).unwrap();
+            assert!(metadata.is_file());
+            assert_eq!(metadata.mode() & 0o777, 0o600);
+            assert_eq!(std::fs::read(path).unwrap(), good);
+            let (_, origin) = cache.load_or_compile(&engine, "abc", EMPTY_COMPONENT).unwrap();
+            assert_eq!(origin, CodeOrigin::Cache, "the replacement is used");
+        };
+
+        // Group- or world-writable: someone else may have written it.
+        for mode in [0o666, 0o620, 0o602] {
+            set_mode(&path, mode);
+            assert_eq!(
+                open_entry(&path).unwrap_err(),
+                format!(
+                    "it is writable by {} (mode {mode:03o})",
+                    match mode {
+                        0o666 => "its group and others",
+                        0o620 => "its group",
+                        _ => "others",
+                    }
+                )
+            );
+            replaced(&path);
+        }
+        // A symlink to an entry elsewhere, even a good one.
+        let elsewhere = dir.with_extension("elsewhere");
+        std::fs::write(&elsewhere, &good).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        assert_eq!(open_entry(&path).unwrap_err(), "it is a symlink");
+        replaced(&path);
+        std::fs::remove_file(&elsewhere).unwrap();
+        // A FIFO is refused without waiting for a writer.
+        std::fs::remove_file(&path).unwrap();
+        let fifo = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert_eq!(open_entry(&path).unwrap_err(), "it is not a regular file");
+        replaced(&path);
+        // Another user's file, however private.
+        if give_away(&path) {
+            assert!(open_entry(&path).unwrap_err().contains("is owned by uid 65534"));
+            replaced(&path);
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

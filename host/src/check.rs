@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
 use crate::catalog::Catalog;
 use crate::grants::Grants;
@@ -17,10 +17,20 @@ use crate::runtime::Runtime;
 /// Checks a plugins folder, or one plugin (a `.wasm` file or a folder
 /// plugin). Prints a report; returns whether everything is valid.
 pub async fn run(target: &Path) -> Result<bool> {
+    let single = target.is_file() || target.join("plugin.toml").is_file();
+    // Mounts are checked against the folder the plugins are served from.
+    let target = target
+        .canonicalize()
+        .with_context(|| format!("cannot find {}", target.display()))?;
+    let root = if single {
+        target.parent().unwrap_or(Path::new("/")).to_path_buf()
+    } else {
+        target.clone()
+    };
     // No compiled-code cache: checking must not write to the user's cache.
-    let loader = Loader::new(Runtime::new()?, None);
-    let (plugins, mut errors) = if target.is_file() || target.join("plugin.toml").is_file() {
-        let source = single_source(target)?;
+    let loader = Loader::new(Runtime::new()?, None, &[root]);
+    let (plugins, mut errors) = if single {
+        let source = single_source(&target)?;
         match loader.load(&source, &[]).await {
             Ok(plugin) => (vec![plugin], Vec::new()),
             Err(error) => (
@@ -32,7 +42,7 @@ pub async fn run(target: &Path) -> Result<bool> {
             ),
         }
     } else {
-        loader.load_dir(target).await?
+        loader.load_dir(&target).await?
     };
     let (catalog, rejected) = Catalog::build(plugins.into_iter().map(Arc::new).collect());
     errors.extend(rejected);
@@ -53,24 +63,21 @@ pub async fn run(target: &Path) -> Result<bool> {
     Ok(errors.is_empty())
 }
 
+/// The plugin at `target` (a canonical path), found as serving its folder would find it.
 fn single_source(target: &Path) -> Result<PluginSource> {
     let folder_plugin = target.is_dir();
-    let dir = if folder_plugin {
-        target
-    } else {
-        target.parent().unwrap_or(Path::new("."))
-    };
-    let (sources, errors) = loader::discover(dir)?;
+    let dir = target.parent().unwrap_or(Path::new("/"));
+    let found = loader::discover_all(dir)?;
     let wanted = |s: &PluginSource| {
         if folder_plugin {
-            s.manifest.as_deref() == Some(&target.join("plugin.toml"))
+            s.folder.as_deref() == Some(target)
         } else {
             s.component == target
         }
     };
-    match sources.into_iter().find(wanted) {
+    match found.sources.into_iter().find(wanted) {
         Some(source) => Ok(source),
-        None => match errors.into_iter().next() {
+        None => match found.errors.into_iter().find(|e| e.path == target) {
             Some(error) => Err(error.error),
             None => bail!(
                 "{} is not a plugin: give a `.wasm` component or a folder with plugin.toml",

@@ -8,7 +8,7 @@
 //! sees only the mounts listed here.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
@@ -43,6 +43,81 @@ pub struct Mount {
     pub host: PathBuf,
     pub guest: String,
     pub access: Access,
+}
+
+impl Mount {
+    /// How the manifest names this mount: `filesystem."/srv/notes"`.
+    pub fn key(&self) -> String {
+        format!("filesystem.{:?}", self.host.display().to_string())
+    }
+}
+
+/// Folders Warden reads code and grants from, which no mount may reach:
+/// a plugin that could write there could give itself (or another plugin)
+/// any grant, or have Warden run native code of its choosing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProtectedFolders {
+    /// The plugins folders (canonical paths).
+    pub plugins: Vec<PathBuf>,
+    /// The compiled-code cache folders in use or in use by default
+    /// (canonical as far as they exist).
+    pub caches: Vec<PathBuf>,
+}
+
+/// Where a plugin's mounts may be. `mounts` have canonical host paths (the
+/// loader has pinned them, which refuses symlinks and `..`); `own_folder` is
+/// the folder of a folder plugin (canonical), `None` for a bare `name.wasm`.
+///
+/// - A plugin's mounts are separate folders: none is inside another, so a
+///   writable mount cannot replace the folder another mount names.
+/// - No mount is, holds, or is inside a compiled-code cache folder.
+/// - No mount is or holds a plugins folder; inside one, only a subfolder of
+///   the plugin's own folder may be mounted (never the folder itself, which
+///   holds its manifest and component).
+pub fn check_mount_layout(mounts: &[Mount], own_folder: Option<&Path>, protected: &ProtectedFolders) -> Result<()> {
+    for (index, mount) in mounts.iter().enumerate() {
+        let (key, host) = (mount.key(), &mount.host);
+        if let Some(outer) = mounts[..index]
+            .iter()
+            .find(|other| host.starts_with(&other.host) || other.host.starts_with(host))
+        {
+            bail!(
+                "`{key}` and `{}` overlap (one folder is inside the other); a plugin's mounts must be \
+                 separate folders — mount only the outer one, or two folders side by side",
+                outer.key()
+            );
+        }
+        if let Some(cache) = protected
+            .caches
+            .iter()
+            .find(|c| c.starts_with(host) || host.starts_with(c))
+        {
+            bail!(
+                "`{key}` overlaps the compiled-code cache folder {}, whose files Warden runs as native \
+                 code; mount a folder outside it",
+                cache.display()
+            );
+        }
+        if let Some(root) = protected.plugins.iter().find(|root| root.starts_with(host)) {
+            bail!(
+                "`{key}` holds the plugins folder {}, where manifests and components are read from; \
+                 mount a folder outside it",
+                root.display()
+            );
+        }
+        let strictly_in_own_folder = own_folder.is_some_and(|own| host.starts_with(own) && host != own);
+        if let Some(root) = protected.plugins.iter().find(|root| host.starts_with(root))
+            && !strictly_in_own_folder
+        {
+            bail!(
+                "`{key}` is inside the plugins folder {}, where manifests and components are read from; \
+                 mount a folder outside it (a folder plugin may mount a subfolder of its own folder, \
+                 like `name/state`)",
+                root.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,13 +213,14 @@ impl HttpRule {
         })
     }
 
+    /// Does the rule cover this scheme and port? Without a scheme it covers
+    /// both; without a port, the scheme's default port only.
+    fn covers(&self, scheme: Scheme, port: u16) -> bool {
+        self.scheme.is_none_or(|s| s == scheme) && port == self.port.unwrap_or(scheme.default_port())
+    }
+
     fn matches(&self, scheme: Scheme, host: &str, port: u16) -> bool {
-        if self.scheme.is_some_and(|s| s != scheme) {
-            return false;
-        }
-        // Without a port, a rule allows the scheme's default port only.
-        let wanted_port = self.port.unwrap_or(scheme.default_port());
-        if port != wanted_port {
+        if !self.covers(scheme, port) {
             return false;
         }
         match &self.host {
@@ -203,7 +279,7 @@ fn check_hostname(host: &str) -> Result<()> {
 pub enum HttpDenial {
     Scheme(String),
     NotListed { host: String, port: u16 },
-    Address { host: String, ip: IpAddr },
+    Address { host: String, address: SocketAddr },
 }
 
 impl HttpDenial {
@@ -216,10 +292,11 @@ impl HttpDenial {
                 "network access to {host}:{port} is not granted; add \"{host}\" (or \"{host}:{port}\") to \
                  [network] allow in {manifest}"
             ),
-            HttpDenial::Address { host, ip } => format!(
-                "network access to {host} is refused: it resolves to {ip}, a loopback, private or link-local \
-                 address; only an exact IP entry (\"{}\") in [network] allow in {manifest} opens it",
-                SocketAddr::new(*ip, 0).to_string().trim_end_matches(":0")
+            HttpDenial::Address { host, address } => format!(
+                "network access to {host} is refused: it resolves to {}, a loopback, private or link-local \
+                 address; only an exact IP entry for that address and port (\"{address}\") in [network] allow \
+                 in {manifest} opens it",
+                address.ip()
             ),
         }
     }
@@ -242,20 +319,23 @@ impl HttpGrant {
         }
     }
 
-    /// May a connection go to this resolved address? Public addresses may;
-    /// others only when listed as an exact IP — checked on the address the
-    /// host actually connects to, so DNS cannot smuggle in a private one.
-    pub fn check_address(&self, host: &str, ip: IpAddr) -> Result<(), HttpDenial> {
-        let listed = self
-            .rules
-            .iter()
-            .any(|rule| matches!(rule.host, HostPattern::Ip(listed) if canonical(listed) == canonical(ip)));
+    /// May a `scheme` connection go to this resolved address? Public
+    /// addresses may; others only when an exact-IP entry covers that
+    /// address *with* this scheme and port (`127.0.0.1:8080` opens port 8080
+    /// of 127.0.0.1, nothing else) — checked on the address the host
+    /// actually connects to, so DNS cannot smuggle in a private one.
+    pub fn check_address(&self, scheme: Scheme, host: &str, address: SocketAddr) -> Result<(), HttpDenial> {
+        let ip = address.ip();
+        let listed = self.rules.iter().any(|rule| {
+            matches!(rule.host, HostPattern::Ip(listed) if canonical(listed) == canonical(ip))
+                && rule.covers(scheme, address.port())
+        });
         if is_public(ip) || listed {
             Ok(())
         } else {
             Err(HttpDenial::Address {
                 host: host.to_string(),
-                ip,
+                address,
             })
         }
     }
@@ -385,19 +465,24 @@ mod tests {
         );
     }
 
+    fn at(address: &str) -> SocketAddr {
+        address.parse().unwrap()
+    }
+
     #[test]
     fn private_addresses_need_an_exact_ip_entry() {
         let g = grant(&["localhost:8080", "127.0.0.1:9000", "[::1]:9000"]);
         assert!(
-            g.check_address("localhost", "127.0.0.1".parse().unwrap()).is_ok(),
-            "listed as an IP"
+            g.check_address(Scheme::Http, "localhost", at("127.0.0.1:9000")).is_ok(),
+            "listed as an IP with this port"
         );
-        assert!(g.check_address("x", "127.0.0.2".parse().unwrap()).is_err());
+        assert!(g.check_address(Scheme::Http, "x", at("127.0.0.2:9000")).is_err());
         assert!(
-            g.check_address("x", "::ffff:127.0.0.1".parse().unwrap()).is_ok(),
+            g.check_address(Scheme::Http, "x", at("[::ffff:127.0.0.1]:9000"))
+                .is_ok(),
             "v4-mapped is the same"
         );
-        assert!(g.check_address("x", "::1".parse().unwrap()).is_ok());
+        assert!(g.check_address(Scheme::Https, "x", at("[::1]:9000")).is_ok());
         for ip in [
             "169.254.169.254",
             "10.1.2.3",
@@ -408,10 +493,127 @@ mod tests {
             "fd00::1",
             "fe80::1",
         ] {
-            assert!(g.check_address("x", ip.parse().unwrap()).is_err(), "{ip}");
+            let address = SocketAddr::new(ip.parse().unwrap(), 80);
+            assert!(g.check_address(Scheme::Http, "x", address).is_err(), "{ip}");
         }
-        assert!(g.check_address("x", "93.184.216.34".parse().unwrap()).is_ok());
-        assert!(g.check_address("x", "2606:4700::1111".parse().unwrap()).is_ok());
+        assert!(g.check_address(Scheme::Https, "x", at("93.184.216.34:443")).is_ok());
+        assert!(g.check_address(Scheme::Http, "x", at("[2606:4700::1111]:8080")).is_ok());
+    }
+
+    #[test]
+    fn an_exact_ip_entry_opens_only_its_own_port_and_scheme() {
+        // `localhost:8080` passes the name check; the address 127.0.0.1 is
+        // opened only for port 9000 by the exact-IP entry.
+        let g = grant(&[
+            "localhost:8080",
+            "127.0.0.1:9000",
+            "http://10.0.0.5",
+            "https://[fd00::1]:8443",
+        ]);
+        assert_eq!(
+            g.check_address(Scheme::Http, "localhost", at("127.0.0.1:8080")),
+            Err(HttpDenial::Address {
+                host: "localhost".into(),
+                address: at("127.0.0.1:8080")
+            })
+        );
+        assert!(g.check_address(Scheme::Http, "localhost", at("127.0.0.1:9000")).is_ok());
+        assert!(
+            g.check_address(Scheme::Https, "localhost", at("127.0.0.1:9000"))
+                .is_ok()
+        );
+        assert!(g.check_address(Scheme::Http, "x", at("10.0.0.5:80")).is_ok());
+        assert!(
+            g.check_address(Scheme::Http, "x", at("10.0.0.5:8080")).is_err(),
+            "default port only"
+        );
+        assert!(
+            g.check_address(Scheme::Https, "x", at("10.0.0.5:443")).is_err(),
+            "http only"
+        );
+        assert!(g.check_address(Scheme::Https, "x", at("[fd00::1]:8443")).is_ok());
+        assert!(
+            g.check_address(Scheme::Http, "x", at("[fd00::1]:8443")).is_err(),
+            "https only"
+        );
+        let message = HttpDenial::Address {
+            host: "localhost".into(),
+            address: at("127.0.0.1:8080"),
+        }
+        .describe("fetch.toml");
+        assert!(
+            message.contains("resolves to 127.0.0.1,")
+                && message.contains("(\"127.0.0.1:8080\") in [network] allow in fetch.toml"),
+            "{message}"
+        );
+    }
+
+    fn mounts(hosts: &[&str]) -> Vec<Mount> {
+        hosts
+            .iter()
+            .enumerate()
+            .map(|(i, host)| Mount {
+                host: PathBuf::from(host),
+                guest: format!("/m{i}"),
+                access: Access::ReadWrite,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn mounts_stay_apart_from_each_other_and_from_plugins_and_cached_code() {
+        let protected = ProtectedFolders {
+            plugins: vec![PathBuf::from("/srv/plugins")],
+            caches: vec![PathBuf::from("/home/op/.cache/warden")],
+        };
+        let own = Some(Path::new("/srv/plugins/notes"));
+        let layout = |hosts: &[&str], own| check_mount_layout(&mounts(hosts), own, &protected);
+        let refused = |hosts: &[&str], own| format!("{:#}", layout(hosts, own).unwrap_err());
+
+        assert!(layout(&["/srv/a", "/srv/b", "/srv/ab"], None).is_ok());
+        assert!(layout(&["/srv/plugins/notes/state", "/srv/plugins/notes/cache"], own).is_ok());
+        assert!(layout(&["/home/op/.cache/other"], None).is_ok());
+
+        let nested = refused(&["/srv/a", "/srv/a/inner"], None);
+        assert!(
+            nested.contains("`filesystem.\"/srv/a/inner\"` and `filesystem.\"/srv/a\"` overlap"),
+            "{nested}"
+        );
+        assert!(refused(&["/srv/a/inner", "/srv/a"], None).contains("overlap"));
+        assert!(refused(&["/srv/a", "/srv/a"], None).contains("overlap"));
+
+        for cache_overlap in [
+            "/home/op/.cache/warden",
+            "/home/op/.cache",
+            "/home/op/.cache/warden/x",
+            "/",
+        ] {
+            let err = refused(&[cache_overlap], None);
+            assert!(
+                err.contains("overlaps the compiled-code cache folder /home/op/.cache/warden"),
+                "{cache_overlap}: {err}"
+            );
+        }
+        for holder in ["/srv/plugins", "/srv"] {
+            let err = refused(&[holder], own);
+            assert!(err.contains("holds the plugins folder /srv/plugins"), "{holder}: {err}");
+        }
+        for inside in [
+            "/srv/plugins/notes",
+            "/srv/plugins/other/state",
+            "/srv/plugins/loose-folder",
+        ] {
+            let err = refused(&[inside], own);
+            assert!(
+                err.contains("is inside the plugins folder /srv/plugins"),
+                "{inside}: {err}"
+            );
+            assert!(err.contains("a subfolder of its own folder"), "{err}");
+        }
+        // A bare `name.wasm` has no folder of its own to mount from.
+        assert!(refused(&["/srv/plugins/notes/state"], None).contains("inside the plugins folder"));
+        // Prefixes are whole components: /srv/plugins-data is not inside /srv/plugins.
+        assert!(layout(&["/srv/plugins-data"], None).is_ok());
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod loader;
 pub mod manifest;
 pub mod mcp;
 pub mod naming;
+pub mod pinned;
 pub mod plugin;
 pub mod printable;
 pub mod reconciler;

@@ -14,10 +14,13 @@ use wasmtime::component::Component;
 
 use crate::cache::{CodeCache, CodeOrigin};
 use crate::declarations;
+use crate::grants::{ProtectedFolders, check_mount_layout};
 use crate::manifest::Manifest;
 use crate::naming;
+use crate::pinned::canonical_as_far_as_exists;
 use crate::plugin::{Exports, Plugin};
 use crate::runtime::bindings::{completions, prompts, resources, tools};
+use crate::runtime::mounts::PinnedMounts;
 use crate::runtime::{CallContext, Policy, Prepared, Runtime};
 
 /// The contract version this host serves.
@@ -30,6 +33,9 @@ pub struct PluginSource {
     pub stem: String,
     pub component: PathBuf,
     pub manifest: Option<PathBuf>,
+    /// A folder plugin's own folder (`None` for a bare `name.wasm`): the
+    /// only place inside a plugins folder its mounts may be.
+    pub folder: Option<PathBuf>,
 }
 
 /// A plugin that could not be loaded, and why.
@@ -90,6 +96,7 @@ pub fn discover_all(dir: &Path) -> Result<Discovered> {
                         stem: file_name.to_string(),
                         component,
                         manifest: Some(path.join("plugin.toml")),
+                        folder: Some(path.clone()),
                     }),
                     Err(error) => errors.push(LoadError { path, error }),
                 }
@@ -104,6 +111,7 @@ pub fn discover_all(dir: &Path) -> Result<Discovered> {
                     stem,
                     component: path.clone(),
                     manifest: manifest.is_file().then_some(manifest),
+                    folder: None,
                 });
             }
             Some("toml") if !path.with_extension("wasm").exists() => orphans.push(path),
@@ -134,15 +142,34 @@ fn folder_component(dir: &Path) -> Result<PathBuf> {
 }
 
 /// Loads plugins: the one place that turns a plugin's files into a `Plugin`.
-/// Holds the runtime and, when enabled, the compiled-code cache.
+/// Holds the runtime, when enabled the compiled-code cache, and the folders
+/// no plugin may mount.
 pub struct Loader {
     runtime: Arc<Runtime>,
     cache: Option<CodeCache>,
+    protected: ProtectedFolders,
 }
 
 impl Loader {
-    pub fn new(runtime: Arc<Runtime>, cache: Option<CodeCache>) -> Arc<Self> {
-        Arc::new(Self { runtime, cache })
+    /// A loader for plugins found in `plugins_roots`. Those folders, the
+    /// cache's folder and the default cache folder are protected from mounts
+    /// (the default one too: a plugin that could plant code there would
+    /// have it run by the next `warden` started without `--cache-dir`).
+    pub fn new(runtime: Arc<Runtime>, cache: Option<CodeCache>, plugins_roots: &[PathBuf]) -> Arc<Self> {
+        let caches = cache
+            .as_ref()
+            .map(|c| c.dir().to_path_buf())
+            .into_iter()
+            .chain(CodeCache::default_dir());
+        let protected = ProtectedFolders {
+            plugins: plugins_roots.iter().map(|r| canonical_as_far_as_exists(r)).collect(),
+            caches: caches.map(|c| canonical_as_far_as_exists(&c)).collect(),
+        };
+        Arc::new(Self {
+            runtime,
+            cache,
+            protected,
+        })
     }
 
     pub fn runtime(&self) -> &Arc<Runtime> {
@@ -210,6 +237,7 @@ impl Loader {
             Some(path) => Manifest::load(path)?,
             None => Manifest::default(),
         };
+        let mounts = self.pin_mounts(&manifest, source)?;
         let name = manifest.name.clone().unwrap_or_else(|| source.stem.clone());
         naming::check_plugin_name(&name).context(
             "the plugin name comes from the file name; rename the file or set `[plugin] name` in its manifest",
@@ -267,6 +295,7 @@ impl Loader {
             Policy {
                 limits: manifest.limits.clone(),
                 grants: Arc::new(manifest.grants.clone()),
+                mounts,
                 manifest: manifest_name.clone().into(),
             },
         );
@@ -294,6 +323,23 @@ impl Loader {
             templates,
             prompts,
         })
+    }
+
+    /// Opens the plugin's mounts once, for all its calls, and checks where
+    /// they are (see `grants::check_mount_layout`).
+    fn pin_mounts(&self, manifest: &Manifest, source: &PluginSource) -> Result<PinnedMounts> {
+        let mounts = &manifest.grants.mounts;
+        if mounts.is_empty() {
+            return Ok(PinnedMounts::default());
+        }
+        let own_folder = source.folder.as_deref().map(canonical_as_far_as_exists);
+        let manifest_path = source.manifest.as_deref().unwrap_or(&source.component);
+        PinnedMounts::pin(mounts)
+            .and_then(|pinned| {
+                check_mount_layout(mounts, own_folder.as_deref(), &self.protected)?;
+                Ok(pinned)
+            })
+            .with_context(|| format!("invalid manifest {}", manifest_path.display()))
     }
 }
 

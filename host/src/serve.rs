@@ -51,7 +51,6 @@ impl Host {
             tracing::info!("instances are allocated on demand");
         }
         let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?;
-        let loader = Loader::new(runtime.clone(), open_cache(&config.cache));
         let supported = if config.watch {
             ListChanges::ALL
         } else {
@@ -63,6 +62,7 @@ impl Host {
             std::fs::read_dir(root).with_context(|| format!("cannot read the plugins folder {}", root.display()))?;
         }
         let roots: Vec<PathBuf> = config.roots.iter().map(|r| watcher::canonical(r)).collect();
+        let loader = Loader::new(runtime.clone(), open_cache(&config.cache), &roots);
         // Watch before loading, so nothing that changes meanwhile is missed.
         let watching = if config.watch {
             let targets: Vec<_> = roots.iter().map(|r| (r.clone(), RecursiveMode::Recursive)).collect();
@@ -136,7 +136,10 @@ pub async fn serve_stdio(shared: Arc<Shared>) -> Result<()> {
 }
 
 /// The compiled-code cache the flags ask for. A cache that cannot be
-/// created is not fatal: plugins are compiled instead.
+/// created, or a folder that others could write to, is not fatal: plugins
+/// are compiled instead, and nothing is read from or written to it. (The
+/// cache only saves time; refusing to start would trade availability for
+/// nothing, since nothing from the folder is trusted either way.)
 pub fn open_cache(args: &CacheArgs) -> Option<CodeCache> {
     if args.no_cache {
         return None;
@@ -148,7 +151,7 @@ pub fn open_cache(args: &CacheArgs) -> Option<CodeCache> {
     match CodeCache::open(&dir) {
         Ok(cache) => Some(cache),
         Err(error) => {
-            tracing::warn!("{error:#}; compiling without a cache");
+            tracing::warn!("{error:#}; compiling without a cache (nothing is read from or written to it)");
             None
         }
     }

@@ -11,7 +11,7 @@
 # WARDEN_BIN=/path/to/warden: test that binary and skip the cargo builds (the guest is
 # still built when conformance.wasm is missing or older than its sources).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd -P)"  # real path: mounts must name folders by it
 here="$root/tests/conformance"
 work="$root/target/conformance"
 mkdir -p "$work"

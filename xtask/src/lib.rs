@@ -232,6 +232,10 @@ pub fn stage(guests: &[Guest], dir: &Path) -> Result<()> {
                 ));
                 let data = data.join(&guest.name);
                 fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
+                // Mounts must name folders by their real path (no symlinks).
+                let data = data
+                    .canonicalize()
+                    .with_context(|| format!("resolving {}", data.display()))?;
                 text.replace("{data}", &data.display().to_string())
             } else {
                 text

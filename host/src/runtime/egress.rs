@@ -99,7 +99,7 @@ impl Egress {
             .unwrap_or(BETWEEN_BYTES_TIMEOUT)
             .clamp(Duration::from_millis(1), BETWEEN_BYTES_TIMEOUT);
 
-        let address = self.resolve(&host, port, connect_timeout).await?;
+        let address = self.resolve(scheme, &host, port, connect_timeout).await?;
         let stream = match tokio::time::timeout(connect_timeout, tokio::net::TcpStream::connect(address)).await {
             Ok(Ok(stream)) => stream,
             Ok(Err(error)) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
@@ -151,8 +151,9 @@ impl Egress {
         Ok((response, Box::new(std::future::ready(Ok(())))))
     }
 
-    /// Resolves `host` once and picks the first address the grant allows.
-    async fn resolve(&self, host: &str, port: u16, timeout: Duration) -> Result<SocketAddr, Error> {
+    /// Resolves `host` once and picks the first address the grant allows
+    /// for this scheme and port.
+    async fn resolve(&self, scheme: Scheme, host: &str, port: u16, timeout: Duration) -> Result<SocketAddr, Error> {
         let addresses: Vec<SocketAddr> =
             match tokio::time::timeout(timeout, tokio::net::lookup_host((host, port))).await {
                 Ok(Ok(found)) => found.collect(),
@@ -166,7 +167,7 @@ impl Egress {
             };
         let mut refused = None;
         for address in &addresses {
-            match self.grants.http.check_address(host, address.ip()) {
+            match self.grants.http.check_address(scheme, host, *address) {
                 Ok(()) => return Ok(*address),
                 Err(denial) => refused = refused.or(Some(denial)),
             }

@@ -7,6 +7,7 @@ pub mod egress;
 pub mod event_budget;
 pub mod handles;
 pub mod memory_reset;
+pub mod mounts;
 pub mod output;
 pub mod sandbox;
 

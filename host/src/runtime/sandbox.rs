@@ -7,21 +7,22 @@
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::sockets::SocketAddrUse;
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{LogLevel, warden::plugin as contract};
 use super::denials::Denials;
 use super::egress::Egress;
 use super::event_budget::EventBudget;
+use super::mounts::PinnedMounts;
 use super::output::CapturedOutput;
-use crate::grants::{Access, Grants, SocketUse};
+use crate::grants::{Grants, SocketUse};
 use crate::manifest::Limits;
 use crate::printable::one_line;
 
@@ -122,6 +123,8 @@ impl ResourceLimiter for MemoryLimiter {
 pub struct Policy {
     pub limits: Limits,
     pub grants: Arc<Grants>,
+    /// `grants.mounts`, opened once at load (see `mounts.rs`).
+    pub mounts: PinnedMounts,
     /// The manifest's file name, for messages that say what to change.
     pub manifest: Arc<str>,
 }
@@ -155,15 +158,9 @@ impl Sandbox {
             .envs(&grants.env)
             // Bounds what one `get-random-bytes` call makes the host allocate.
             .max_random_size(MAX_RANDOM_BYTES);
-        for mount in &grants.mounts {
-            let perms = match mount.access {
-                Access::ReadOnly => FsPerms::ReadOnly,
-                Access::ReadWrite => FsPerms::ReadWrite,
-            };
-            wasi.preopened_dir(&mount.host, &mount.guest, perms)
-                .map_err(anyhow::Error::from)
-                .with_context(|| format!("cannot open the granted directory {}", mount.host.display()))?;
-        }
+        // From the handles opened at load, never by path: a folder renamed
+        // or swapped for a symlink since then cannot redirect a mount.
+        policy.mounts.preopen(&mut wasi)?;
         // A plugin without a socket grant cannot even create a socket (no OS
         // handle is opened); one with a grant reaches the check below, which
         // allows only the granted addresses, so refusals are logged and audited.

@@ -23,6 +23,16 @@ pub fn list_dir(args: &Args) -> Outcome {
     Ok(names.join("\n"))
 }
 
+pub fn rename(args: &Args) -> Outcome {
+    std::fs::rename(args.str("from")?, args.str("to")?).map_err(failed)?;
+    Ok("renamed".into())
+}
+
+pub fn remove_dir(args: &Args) -> Outcome {
+    std::fs::remove_dir_all(args.str("path")?).map_err(failed)?;
+    Ok("removed".into())
+}
+
 /// The preopened directory holding `path`, and `path` relative to it. The longest
 /// matching guest path wins, and it must match whole components (`/data` holds
 /// `/data/x`, not `/database`).

@@ -109,6 +109,16 @@ impl Guest for Hostile {
                 &[("target", S), ("link", S)],
             ),
             tool(
+                "rename",
+                "Renames the file or directory `from` to `to`, then returns \"renamed\".",
+                &[("from", S), ("to", S)],
+            ),
+            tool(
+                "remove_dir",
+                "Removes the directory `path` and everything in it, then returns \"removed\".",
+                &[("path", S)],
+            ),
+            tool(
                 "hard_link",
                 "Creates a hard link `new` to the file `existing`, then returns \"linked\".",
                 &[("existing", S), ("new", S)],
@@ -187,6 +197,8 @@ impl Guest for Hostile {
             "write_file" => fs::write_file(&args),
             "list_dir" => fs::list_dir(&args),
             "symlink" => fs::symlink(&args),
+            "rename" => fs::rename(&args),
+            "remove_dir" => fs::remove_dir(&args),
             "hard_link" => fs::hard_link(&args),
             "fetch" => net::fetch(&args),
             "connect" => net::connect(&args),
