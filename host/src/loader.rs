@@ -13,7 +13,7 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use crate::cache::{CodeCache, CodeOrigin};
-use crate::declarations;
+use crate::{declaration_limits, declarations};
 use crate::manifest::Manifest;
 use crate::naming;
 use crate::plugin::{Exports, Plugin};
@@ -274,6 +274,7 @@ impl Loader {
         let declared = Plugin::declared(runtime, &prepared, &exports, CallContext::detached(plugin_name.clone()))
             .await
             .map_err(|(failure, step)| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, step)))?;
+        declaration_limits::check(&declared)?;
         let tools = declarations::tools(declared.tools).context("its `list-tools` answer is malformed")?;
         let resources =
             declarations::resources(declared.resources).context("its `list-resources` answer is malformed")?;
