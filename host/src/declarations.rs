@@ -12,14 +12,15 @@ use serde_json::Value;
 use crate::naming;
 use crate::runtime::bindings::types;
 use crate::schema_budget::{self, SchemaCost};
+use crate::schema_validation::CompiledSchema;
 use crate::uri_template::UriTemplate;
 
 /// A tool as Warden serves it: the MCP declaration plus compiled validators,
 /// so a call never re-parses a schema.
 pub struct ToolDecl {
     pub tool: Tool,
-    pub input: Arc<jsonschema::Validator>,
-    pub output: Option<Arc<jsonschema::Validator>>,
+    pub input: Arc<CompiledSchema>,
+    pub output: Option<Arc<CompiledSchema>>,
 }
 
 impl std::fmt::Debug for ToolDecl {
@@ -105,11 +106,12 @@ fn tool_decl(tool: types::Tool) -> Result<(ToolDecl, SchemaCost)> {
 }
 
 /// Parses, bounds and compiles one schema.
-fn schema(text: &str) -> Result<(JsonObject, Arc<jsonschema::Validator>, SchemaCost)> {
+fn schema(text: &str) -> Result<(JsonObject, Arc<CompiledSchema>, SchemaCost)> {
     schema_budget::check_text(text)?;
     let object = object_schema(text)?;
-    let (validator, cost) = schema_budget::compile(&Value::Object(object.clone()))?;
-    Ok((object, Arc::new(validator), cost))
+    let compiled = CompiledSchema::compile(&Value::Object(object.clone()))?;
+    let cost = compiled.cost();
+    Ok((object, Arc::new(compiled), cost))
 }
 
 /// A concrete resource as Warden serves it.
@@ -321,16 +323,10 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-/// Every way `value` violates `validator`, one line each, with its JSON path.
-pub fn violations(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
-    validator
-        .iter_errors(value)
-        .map(|error| {
-            let path = error.instance_path.to_string();
-            let at = if path.is_empty() { "(root)".to_string() } else { path };
-            format!("{at}: {error}")
-        })
-        .collect()
+/// Every way `value` violates `schema`, one line each, with its JSON path
+/// (bounded: see `schema_validation`).
+pub fn violations(schema: &CompiledSchema, value: &Value) -> Vec<String> {
+    schema.violations(value)
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod plugin;
 pub mod reconciler;
 pub mod runtime;
 pub mod schema_budget;
+pub mod schema_validation;
 pub mod serve;
 pub mod transport;
 pub mod uri_overlap;

@@ -64,8 +64,10 @@ pub struct SchemaCost {
     pub expanded: u64,
     /// Nesting depth with references expanded.
     pub depth: u64,
-    /// Most cost units one value of an instance can receive.
-    pub work_per_value: u64,
+    /// Cost units the top-level value (the arguments object) can receive.
+    pub root_work: u64,
+    /// Most cost units any other value of an instance can receive.
+    pub value_work: u64,
     /// Patterns compiled.
     pub patterns: u64,
 }
@@ -85,16 +87,21 @@ pub fn check_text(text: &str) -> Result<()> {
 /// Checks a parsed schema against every bound, then compiles it.
 pub fn compile(schema: &Value) -> Result<(jsonschema::Validator, SchemaCost)> {
     let cost = measure(schema)?;
-    let validator = jsonschema::options()
+    let validator = options()
+        .build(schema)
+        .map_err(|e| anyhow::anyhow!("is not a valid JSON Schema: {e}"))?;
+    Ok((validator, cost))
+}
+
+/// jsonschema's options for plugin schemas: nothing fetched, linear patterns.
+fn options() -> jsonschema::ValidationOptions {
+    jsonschema::options()
         .with_retriever(NoRetrieval)
         .with_pattern_options(
             jsonschema::PatternOptions::regex()
                 .size_limit(PATTERN_SIZE_LIMIT)
                 .dfa_size_limit(PATTERN_SIZE_LIMIT),
         )
-        .build(schema)
-        .map_err(|e| anyhow::anyhow!("is not a valid JSON Schema: {e}"))?;
-    Ok((validator, cost))
 }
 
 /// References never leave the document (`measure` refuses them first); a
@@ -135,11 +142,11 @@ pub fn measure(schema: &Value) -> Result<SchemaCost> {
             cost.depth
         );
     }
-    if cost.work_per_value > MAX_WORK_PER_VALUE {
+    let work_per_value = cost.root_work.max(cost.value_work);
+    if work_per_value > MAX_WORK_PER_VALUE {
         bail!(
-            "could apply {} cost units of checks to a single value, more than {MAX_WORK_PER_VALUE}; \
-             nested `allOf`/`anyOf`/`oneOf` of `$ref`s multiply the work",
-            cost.work_per_value
+            "could apply {work_per_value} cost units of checks to a single value, more than {MAX_WORK_PER_VALUE}; \
+             nested `allOf`/`anyOf`/`oneOf` of `$ref`s multiply the work"
         );
     }
     if cost.patterns > MAX_PATTERNS {
@@ -497,7 +504,8 @@ impl Graph {
         SchemaCost {
             expanded: root.expanded,
             depth: root.depth,
-            work_per_value: root.here.max(root.below),
+            root_work: root.here,
+            value_work: root.below,
             patterns: root.patterns,
         }
     }
@@ -562,7 +570,7 @@ mod tests {
         .unwrap();
         assert_eq!(cost.patterns, 1);
         assert_eq!(cost.depth, 4, "root → home → its $ref's target → city");
-        assert!(cost.work_per_value < 30 && cost.expanded < 60, "{cost:?}");
+        assert!(cost.root_work < 30 && cost.value_work < 10 && cost.expanded < 60, "{cost:?}");
     }
 
     #[test]
@@ -592,11 +600,11 @@ mod tests {
             .collect();
         let schema = json!({"type": "object", "properties": {"items": {"type": "array", "items": {"anyOf": alternatives}}}});
         let (validator, cost) = compile(&schema).unwrap();
-        let items = vec![json!(-1); 8 << 20];
+        let items = vec![json!(31 * 60 - 1); 1 << 20]; // valid only by the last value of the last alternative
         let instance = json!({"items": items});
         let started = std::time::Instant::now();
-        let errors = validator.iter_errors(&instance).count();
-        println!("{cost:?}: {} items, {errors} errors, {:?}", 8 << 20, started.elapsed());
+        let valid = validator.is_valid(&instance);
+        println!("{cost:?}: {} items, valid {valid}, {:?}", 1 << 20, started.elapsed());
     }
 
     #[test]
