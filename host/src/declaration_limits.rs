@@ -34,7 +34,11 @@ pub fn check(declared: &Declared) -> Result<()> {
             bail!("it declares {count} {kind}, more than the {limit} a plugin may");
         }
     }
-    if let Some(t) = declared.templates.iter().find(|t| t.uri_template.len() > MAX_TEMPLATE_BYTES) {
+    if let Some(t) = declared
+        .templates
+        .iter()
+        .find(|t| t.uri_template.len() > MAX_TEMPLATE_BYTES)
+    {
         bail!(
             "its resource template starting {:?} is {} bytes long, more than {MAX_TEMPLATE_BYTES}",
             prefix(&t.uri_template),
@@ -78,9 +82,10 @@ fn declared_bytes(declared: &Declared) -> usize {
             + optional(&t.output_schema)
             + t.annotations.as_ref().map_or(0, |a| optional(&a.title))
     });
-    let resources = declared.resources.iter().map(|r| {
-        r.uri.len() + r.name.len() + optional(&r.title) + optional(&r.description) + optional(&r.mime_type)
-    });
+    let resources = declared
+        .resources
+        .iter()
+        .map(|r| r.uri.len() + r.name.len() + optional(&r.title) + optional(&r.description) + optional(&r.mime_type));
     let templates = declared.templates.iter().map(|t| {
         t.uri_template.len() + t.name.len() + optional(&t.title) + optional(&t.description) + optional(&t.mime_type)
     });
@@ -141,7 +146,9 @@ mod tests {
             (too_many, "declares 10001 resources, more than the 10000"),
             (
                 Declared {
-                    templates: (0..=MAX_TEMPLATES).map(|n| template(format!("t://{n}/{{x}}"))).collect(),
+                    templates: (0..=MAX_TEMPLATES)
+                        .map(|n| template(format!("t://{n}/{{x}}")))
+                        .collect(),
                     ..Declared::default()
                 },
                 "101 resource templates",

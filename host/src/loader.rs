@@ -13,12 +13,12 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use crate::cache::{CodeCache, CodeOrigin};
-use crate::{declaration_limits, declarations};
 use crate::manifest::Manifest;
 use crate::naming;
 use crate::plugin::{Exports, Plugin};
 use crate::runtime::bindings::{completions, prompts, resources, tools};
 use crate::runtime::{CallContext, Policy, Prepared, Runtime};
+use crate::{declaration_limits, declarations};
 
 /// The contract version this host serves.
 pub const CONTRACT: &str = "warden:plugin@0.1.0";

@@ -57,6 +57,11 @@ pub const MAX_PATTERNS: u64 = 100;
 /// Heap one compiled pattern may take, and its lazy DFA cache.
 pub const PATTERN_SIZE_LIMIT: usize = 256 << 10;
 
+/// Cost units of a keyword that reads the whole value — a pattern match, a
+/// format check, hashing items for `uniqueItems` — beyond its size, which
+/// `schema_validation::weight` counts.
+const SCAN_UNITS: u64 = 16;
+
 /// What a schema that passed costs, for the plugin-wide totals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SchemaCost {
@@ -95,13 +100,11 @@ pub fn compile(schema: &Value) -> Result<(jsonschema::Validator, SchemaCost)> {
 
 /// jsonschema's options for plugin schemas: nothing fetched, linear patterns.
 fn options() -> jsonschema::ValidationOptions {
-    jsonschema::options()
-        .with_retriever(NoRetrieval)
-        .with_pattern_options(
-            jsonschema::PatternOptions::regex()
-                .size_limit(PATTERN_SIZE_LIMIT)
-                .dfa_size_limit(PATTERN_SIZE_LIMIT),
-        )
+    jsonschema::options().with_retriever(NoRetrieval).with_pattern_options(
+        jsonschema::PatternOptions::regex()
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .dfa_size_limit(PATTERN_SIZE_LIMIT),
+    )
 }
 
 /// References never leave the document (`measure` refuses them first); a
@@ -109,10 +112,7 @@ fn options() -> jsonschema::ValidationOptions {
 struct NoRetrieval;
 
 impl jsonschema::Retrieve for NoRetrieval {
-    fn retrieve(
-        &self,
-        uri: &jsonschema::Uri<String>,
-    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+    fn retrieve(&self, uri: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
         Err(format!("`{uri}` is outside the schema; Warden never fetches schemas").into())
     }
 }
@@ -161,12 +161,14 @@ pub fn measure(schema: &Value) -> Result<SchemaCost> {
 /// JSON values in `value` and how deeply they nest.
 fn document_size(value: &Value) -> (usize, usize) {
     match value {
-        Value::Array(items) => items.iter().map(document_size).fold((1, 1), |(n, d), (cn, cd)| {
-            (n + cn, d.max(cd + 1))
-        }),
-        Value::Object(map) => map.values().map(document_size).fold((1, 1), |(n, d), (cn, cd)| {
-            (n + cn, d.max(cd + 1))
-        }),
+        Value::Array(items) => items
+            .iter()
+            .map(document_size)
+            .fold((1, 1), |(n, d), (cn, cd)| (n + cn, d.max(cd + 1))),
+        Value::Object(map) => map
+            .values()
+            .map(document_size)
+            .fold((1, 1), |(n, d), (cn, cd)| (n + cn, d.max(cd + 1))),
         _ => (1, 1),
     }
 }
@@ -289,7 +291,11 @@ impl<'a> Builder<'a> {
                     let target_pointer = reference.trim_start_matches('#').to_string();
                     in_place.push(self.intern(target, target_pointer));
                 }
-                ("pattern", _) => patterns += 1,
+                ("pattern", _) => {
+                    patterns += 1;
+                    own += SCAN_UNITS;
+                }
+                ("format" | "uniqueItems" | "contentEncoding" | "contentMediaType", _) => own += SCAN_UNITS,
                 _ if DATA.contains(&k) => own += document_size(child).0 as u64,
                 _ if IN_PLACE_ONE.contains(&k) => in_place.push(self.intern(child, at(k))),
                 (_, Value::Array(items)) if IN_PLACE_MANY.contains(&k) => {
@@ -327,6 +333,7 @@ impl<'a> Builder<'a> {
                     own += map.len() as u64;
                     if k == "patternProperties" {
                         patterns += map.len() as u64;
+                        own += SCAN_UNITS * map.len() as u64;
                         descend.push(Group::All(members));
                     } else {
                         descend.push(Group::OneOf(members));
@@ -380,23 +387,16 @@ impl Graph {
     }
 
     fn describe(&self, cycle: &[usize]) -> String {
-        let mut names: Vec<String> = cycle
-            .iter()
-            .map(|&i| format!("`#{}`", self.nodes[i].pointer))
-            .collect();
+        let mut names: Vec<String> = cycle.iter().map(|&i| format!("`#{}`", self.nodes[i].pointer)).collect();
         names.push(names[0].clone());
         names.join(" → ")
     }
 
     fn children(&self, i: usize, descending: bool) -> impl Iterator<Item = usize> + '_ {
         let node = &self.nodes[i];
-        let descend = node
-            .descend
-            .iter()
-            .filter(move |_| descending)
-            .flat_map(|g| match g {
-                Group::OneOf(m) | Group::All(m) => m.iter().copied(),
-            });
+        let descend = node.descend.iter().filter(move |_| descending).flat_map(|g| match g {
+            Group::OneOf(m) | Group::All(m) => m.iter().copied(),
+        });
         node.in_place.iter().copied().chain(descend)
     }
 
@@ -462,7 +462,11 @@ impl Graph {
             }
             if !expanded {
                 stack.push((i, true));
-                stack.extend(self.children(i, true).filter(|&c| memo[c].is_none()).map(|c| (c, false)));
+                stack.extend(
+                    self.children(i, true)
+                        .filter(|&c| memo[c].is_none())
+                        .map(|c| (c, false)),
+                );
                 continue;
             }
             let node = &self.nodes[i];
@@ -548,7 +552,10 @@ mod tests {
         defs.insert("d0".into(), json!({"type": "object"}));
         for level in 1..=depth {
             let below = format!("#/$defs/d{}", level - 1);
-            defs.insert(format!("d{level}"), json!({"allOf": [{"$ref": below}, {"$ref": below}]}));
+            defs.insert(
+                format!("d{level}"),
+                json!({"allOf": [{"$ref": below}, {"$ref": below}]}),
+            );
         }
         json!({"type": "object", "$defs": defs, "$ref": format!("#/$defs/d{depth}")})
     }
@@ -570,7 +577,10 @@ mod tests {
         .unwrap();
         assert_eq!(cost.patterns, 1);
         assert_eq!(cost.depth, 4, "root → home → its $ref's target → city");
-        assert!(cost.root_work < 30 && cost.value_work < 10 && cost.expanded < 60, "{cost:?}");
+        assert!(
+            cost.root_work < 30 && cost.value_work < 40 && cost.expanded < 60,
+            "{cost:?}"
+        );
     }
 
     #[test]
@@ -584,8 +594,12 @@ mod tests {
     #[test]
     fn work_on_one_value_is_bounded_even_when_compiled_size_is_fine() {
         // 40 alternatives each checking a 60-value enum apply to every item.
-        let alternatives: Vec<Value> = (0..40).map(|n| json!({"enum": (0..60).map(|i| i * n).collect::<Vec<_>>()})).collect();
-        let error = refused(json!({"type": "object", "properties": {"x": {"type": "array", "items": {"anyOf": alternatives}}}}));
+        let alternatives: Vec<Value> = (0..40)
+            .map(|n| json!({"enum": (0..60).map(|i| i * n).collect::<Vec<_>>()}))
+            .collect();
+        let error = refused(
+            json!({"type": "object", "properties": {"x": {"type": "array", "items": {"anyOf": alternatives}}}}),
+        );
         assert!(error.contains("cost units of checks to a single value"), "{error}");
     }
 
@@ -598,7 +612,8 @@ mod tests {
         let alternatives: Vec<Value> = (0..31)
             .map(|a| json!({"enum": (0..60).map(|i| a * 60 + i).collect::<Vec<_>>()}))
             .collect();
-        let schema = json!({"type": "object", "properties": {"items": {"type": "array", "items": {"anyOf": alternatives}}}});
+        let schema =
+            json!({"type": "object", "properties": {"items": {"type": "array", "items": {"anyOf": alternatives}}}});
         let (validator, cost) = compile(&schema).unwrap();
         let items = vec![json!(31 * 60 - 1); 1 << 20]; // valid only by the last value of the last alternative
         let instance = json!({"items": items});
@@ -609,7 +624,9 @@ mod tests {
 
     #[test]
     fn reference_cycles_are_refused() {
-        let same_value = refused(json!({"type": "object", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}));
+        let same_value = refused(
+            json!({"type": "object", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}),
+        );
         assert!(same_value.contains("applies to the same value forever"), "{same_value}");
         assert!(same_value.contains("`#/$defs/a`"), "{same_value}");
         let itself = refused(json!({"type": "object", "allOf": [{"$ref": "#"}]}));
@@ -618,7 +635,10 @@ mod tests {
             "type": "object",
             "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}
         }));
-        assert!(tree.contains("is recursive") && tree.contains("declare the recursive part"), "{tree}");
+        assert!(
+            tree.contains("is recursive") && tree.contains("declare the recursive part"),
+            "{tree}"
+        );
     }
 
     #[test]
@@ -631,7 +651,10 @@ mod tests {
             ("#/$defs/missing", "points at nothing"),
         ] {
             let error = refused(json!({"type": "object", "properties": {"a": {"$ref": reference}}}));
-            assert!(error.contains(expected) && error.contains("/properties/a/$ref"), "{reference}: {error}");
+            assert!(
+                error.contains(expected) && error.contains("/properties/a/$ref"),
+                "{reference}: {error}"
+            );
         }
         // Percent-encoded and escaped pointers resolve.
         assert!(measure(&json!({"type": "object", "$defs": {"a b": {}, "c/d": {}}, "allOf": [{"$ref": "#/$defs/a%20b"}, {"$ref": "#/$defs/c~1d"}]})).is_ok());
@@ -651,7 +674,10 @@ mod tests {
         let error = refused(json!({"type": "object", "properties": {"a": {"$id": "https://x/y"}}}));
         assert!(error.contains("embedded schema resources"), "{error}");
         // At the root `$id` only names the document; properties named like keywords are fine.
-        assert!(measure(&json!({"$id": "https://x/y", "type": "object", "properties": {"$id": {}, "$dynamicRef": {}}})).is_ok());
+        assert!(
+            measure(&json!({"$id": "https://x/y", "type": "object", "properties": {"$id": {}, "$dynamicRef": {}}}))
+                .is_ok()
+        );
     }
 
     #[test]
@@ -663,7 +689,10 @@ mod tests {
         assert!(refused(deep).contains("nests"));
         let wide = json!({"type": "object", "enum": vec![0; MAX_SCHEMA_NODES]});
         assert!(refused(wide).contains("JSON values"));
-        let text = format!(r#"{{"type":"object","description":"{}"}}"#, "x".repeat(MAX_SCHEMA_BYTES));
+        let text = format!(
+            r#"{{"type":"object","description":"{}"}}"#,
+            "x".repeat(MAX_SCHEMA_BYTES)
+        );
         let error = check_text(&text).unwrap_err();
         assert!(format!("{error:#}").contains("KiB a schema may have"));
     }
@@ -676,7 +705,10 @@ mod tests {
         let evil = format!("{}!", "a".repeat(100_000));
         let started = std::time::Instant::now();
         assert!(!validator.is_valid(&json!({"a": evil})));
-        assert!(started.elapsed() < std::time::Duration::from_secs(10), "a hang, not a timing check");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "a hang, not a timing check"
+        );
         // Back-references need backtracking: refused at compile.
         let schema = json!({"type": "object", "properties": {"a": {"pattern": "^(a)\\1$"}}});
         assert!(compile(&schema).is_err());
@@ -705,7 +737,8 @@ mod tests {
             defs.insert(format!("d{level}"), json!({"type": "array", "items": {"$ref": below}}));
             instance = json!([instance]);
         }
-        let schema = json!({"type": "object", "$defs": defs, "properties": {"a": {"$ref": format!("#/$defs/d{levels}")}}});
+        let schema =
+            json!({"type": "object", "$defs": defs, "properties": {"a": {"$ref": format!("#/$defs/d{levels}")}}});
         let instance = json!({"a": instance});
         let cost = measure(&schema).unwrap();
         assert!(cost.depth >= MAX_EXPANDED_DEPTH - 3, "{cost:?}");

@@ -134,7 +134,8 @@ mod tests {
         let found = schema.violations(&json!({"n": "three"}));
         assert_eq!(found.len(), 1);
         assert!(found[0].starts_with("/n: "), "{found:?}");
-        let many = compiled(json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}}}}));
+        let many =
+            compiled(json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}}}}));
         let found = many.violations(&json!({"a": vec![1; 50]}));
         assert_eq!(found.len(), MAX_VIOLATIONS + 1);
         assert!(found[MAX_VIOLATIONS].starts_with("(and more"), "{found:?}");
@@ -161,7 +162,9 @@ mod tests {
         let alternatives: Vec<Value> = (0..31)
             .map(|a| json!({"enum": (0..60).map(|i| a * 60 + i).collect::<Vec<_>>()}))
             .collect();
-        let schema = compiled(json!({"type": "object", "properties": {"items": {"type": "array", "items": {"anyOf": alternatives}}}}));
+        let schema = compiled(
+            json!({"type": "object", "properties": {"items": {"type": "array", "items": {"anyOf": alternatives}}}}),
+        );
         assert!(schema.cost().value_work > 1_900, "{:?}", schema.cost());
         let allowed = MAX_VALIDATION_WORK / schema.cost().value_work - 10;
         let found = schema.violations(&json!({"items": vec![1859; allowed as usize]}));

@@ -79,9 +79,7 @@ pub fn overlap(a: &UriTemplate, b: &UriTemplate) -> Overlap {
                 return Overlap::Undecided("the automaton gave up on a byte".into());
             }
             if seen.len() >= MAX_PRODUCT_STATES {
-                return Overlap::Undecided(format!(
-                    "more than {MAX_PRODUCT_STATES} states to explore"
-                ));
+                return Overlap::Undecided(format!("more than {MAX_PRODUCT_STATES} states to explore"));
             }
             seen.insert(next, Some((pair, byte)));
             queue.push_back(next);
@@ -91,7 +89,10 @@ pub fn overlap(a: &UriTemplate, b: &UriTemplate) -> Overlap {
 }
 
 /// The bytes that lead from the start to `pair`, as text.
-fn witness(seen: &HashMap<(StateID, StateID), Option<((StateID, StateID), u8)>>, mut pair: (StateID, StateID)) -> String {
+fn witness(
+    seen: &HashMap<(StateID, StateID), Option<((StateID, StateID), u8)>>,
+    mut pair: (StateID, StateID),
+) -> String {
     let mut bytes = Vec::new();
     while let Some(Some((previous, byte))) = seen.get(&pair) {
         bytes.push(*byte);
@@ -117,7 +118,10 @@ pub fn claim_clash(plugin: &Plugin, earlier: &[Arc<Plugin>]) -> Option<String> {
         for theirs in &owner.templates {
             let prefix = theirs.matcher.literal_prefix();
             let candidates = starting_with(&plugin.resources, prefix, |r| &r.resource.uri);
-            if let Some(r) = candidates.iter().find(|r| theirs.matcher.matches(&r.resource.uri).is_some()) {
+            if let Some(r) = candidates
+                .iter()
+                .find(|r| theirs.matcher.matches(&r.resource.uri).is_some())
+            {
                 let what = format!(
                     "its resource `{}` matches the resource template `{}`",
                     r.resource.uri,
@@ -129,7 +133,10 @@ pub fn claim_clash(plugin: &Plugin, earlier: &[Arc<Plugin>]) -> Option<String> {
         for mine in &plugin.templates {
             let prefix = mine.matcher.literal_prefix();
             let candidates = starting_with(&owner.resources, prefix, |r| &r.resource.uri);
-            if let Some(r) = candidates.iter().find(|r| mine.matcher.matches(&r.resource.uri).is_some()) {
+            if let Some(r) = candidates
+                .iter()
+                .find(|r| mine.matcher.matches(&r.resource.uri).is_some())
+            {
                 let what = format!(
                     "its resource template `{}` matches the resource `{}`",
                     mine.matcher.as_str(),
@@ -190,7 +197,10 @@ mod tests {
                 panic!("{a} and {b} should overlap")
             };
             let (ta, tb) = (UriTemplate::parse(a).unwrap(), UriTemplate::parse(b).unwrap());
-            assert!(ta.matches(&uri).is_some() && tb.matches(&uri).is_some(), "{a} {b}: {uri:?}");
+            assert!(
+                ta.matches(&uri).is_some() && tb.matches(&uri).is_some(),
+                "{a} {b}: {uri:?}"
+            );
             assert_eq!(check(b, a).is_disjoint(), false);
         }
     }

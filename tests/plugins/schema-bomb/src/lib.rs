@@ -40,7 +40,10 @@ fn nested_ref_all_of(depth: usize) -> Value {
     defs.insert("d0".into(), json!({ "type": "object" }));
     for level in 1..=depth {
         let below = format!("#/$defs/d{}", level - 1);
-        defs.insert(format!("d{level}"), json!({ "allOf": [{ "$ref": below }, { "$ref": below }] }));
+        defs.insert(
+            format!("d{level}"),
+            json!({ "allOf": [{ "$ref": below }, { "$ref": below }] }),
+        );
     }
     json!({ "type": "object", "$defs": defs, "$ref": format!("#/$defs/d{depth}") })
 }
