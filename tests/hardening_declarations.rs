@@ -176,7 +176,10 @@ async fn the_costliest_schema_allowed_checks_large_values_within_bounds() {
     // `^(a+)+$` against 100 000 `a`s and a `!`: exponential for a
     // backtracking engine, linear here.
     let result = call(json!({"word": format!("{}!", "a".repeat(100_000))})).await;
-    assert!(is_error(&result) && text(&result).contains("does not match"), "{result:?}");
+    assert!(
+        is_error(&result) && text(&result).contains("does not match"),
+        "{result:?}"
+    );
     let result = call(json!({"word": "a".repeat(100_000)})).await;
     assert!(!is_error(&result), "{result:?}");
 

@@ -45,6 +45,11 @@ pub fn dfa(template: &UriTemplate) -> Result<dense::DFA<Vec<u32>>, String> {
         .map_err(|e| format!("cannot build an automaton for {:?}: {e}", template.as_str()))
 }
 
+/// A pair of states of the two DFAs.
+type Pair = (StateID, StateID);
+/// For each pair reached, the pair and byte it was first reached from.
+type Reached = HashMap<Pair, Option<(Pair, u8)>>;
+
 /// Whether some URI matches both `a` and `b`.
 pub fn overlap(a: &UriTemplate, b: &UriTemplate) -> Overlap {
     // Cheap and common: literal prefixes that differ rule out any overlap.
@@ -62,7 +67,7 @@ pub fn overlap(a: &UriTemplate, b: &UriTemplate) -> Overlap {
     };
     // Breadth first, so the URI found is a shortest one; each pair remembers
     // the pair and byte it was reached from.
-    let mut seen: HashMap<(StateID, StateID), Option<((StateID, StateID), u8)>> = HashMap::new();
+    let mut seen: Reached = HashMap::new();
     let mut queue = VecDeque::new();
     seen.insert((sa, sb), None);
     queue.push_back((sa, sb));
@@ -89,10 +94,7 @@ pub fn overlap(a: &UriTemplate, b: &UriTemplate) -> Overlap {
 }
 
 /// The bytes that lead from the start to `pair`, as text.
-fn witness(
-    seen: &HashMap<(StateID, StateID), Option<((StateID, StateID), u8)>>,
-    mut pair: (StateID, StateID),
-) -> String {
+fn witness(seen: &Reached, mut pair: Pair) -> String {
     let mut bytes = Vec::new();
     while let Some(Some((previous, byte))) = seen.get(&pair) {
         bytes.push(*byte);
@@ -201,7 +203,7 @@ mod tests {
                 ta.matches(&uri).is_some() && tb.matches(&uri).is_some(),
                 "{a} {b}: {uri:?}"
             );
-            assert_eq!(check(b, a).is_disjoint(), false);
+            assert!(!check(b, a).is_disjoint());
         }
     }
 
