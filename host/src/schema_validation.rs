@@ -26,6 +26,9 @@ pub const MAX_VIOLATIONS: usize = 20;
 pub const MAX_VIOLATION_CHARS: usize = 300;
 /// String bytes that weigh as much as one value.
 const STRING_BYTES_PER_UNIT: usize = 16;
+/// Checks that may cost more than this many units tell the async runtime
+/// first, so the worker's other tasks move to another thread meanwhile.
+const BLOCKING_WORK: u64 = 1_000_000;
 
 /// A schema compiled once at load, with what it costs to apply.
 pub struct CompiledSchema {
@@ -59,6 +62,14 @@ impl CompiledSchema {
                 self.cost.value_work.max(1)
             )];
         }
+        if work > BLOCKING_WORK {
+            blocking(|| self.check(value, weight, work))
+        } else {
+            self.check(value, weight, work)
+        }
+    }
+
+    fn check(&self, value: &Value, weight: u64, work: u64) -> Vec<String> {
         if self.validator.is_valid(value) {
             return Vec::new();
         }
@@ -84,6 +95,14 @@ impl CompiledSchema {
         }
         found
     }
+}
+
+/// Runs `f` on this thread, telling a multi-threaded tokio runtime (if this
+/// is one of its workers) that it blocks.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    let on_worker = tokio::runtime::Handle::try_current()
+        .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if on_worker { tokio::task::block_in_place(f) } else { f() }
 }
 
 /// A line cut to `MAX_VIOLATION_CHARS` characters.
@@ -171,6 +190,24 @@ mod tests {
         assert!(found.is_empty(), "{found:?}");
         let found = schema.violations(&json!({"items": vec![1859; allowed as usize + 100]}));
         assert!(found[0].contains("too large to check"), "{found:?}");
+    }
+
+    #[test]
+    fn heavy_checks_run_on_either_kind_of_runtime() {
+        let schema =
+            compiled(json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}}));
+        let value = json!({"a": vec![1; 600_000]});
+        assert!(schema.cost().value_work * weight(&value) > BLOCKING_WORK);
+        let multi = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+        let on_a_worker = multi.block_on(async {
+            let schema = std::sync::Arc::new(schema);
+            let (s, v) = (schema.clone(), value.clone());
+            let found = tokio::spawn(async move { s.violations(&v) }).await.unwrap();
+            (found, schema)
+        });
+        assert!(on_a_worker.0.is_empty());
+        let current = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        assert!(current.block_on(async { on_a_worker.1.violations(&value) }).is_empty());
     }
 
     #[test]
