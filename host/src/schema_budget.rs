@@ -216,7 +216,8 @@ const REFUSED: [(&str, &str); 4] = [
 enum Group {
     /// At most one of them applies.
     OneOf(Vec<usize>),
-    /// All of them may apply.
+    /// All of them may apply (`patternProperties`: each is a pattern tried
+    /// on every member's name).
     All(Vec<usize>),
 }
 
@@ -333,7 +334,6 @@ impl<'a> Builder<'a> {
                     own += map.len() as u64;
                     if k == "patternProperties" {
                         patterns += map.len() as u64;
-                        own += SCAN_UNITS * map.len() as u64;
                         descend.push(Group::All(members));
                     } else {
                         descend.push(Group::OneOf(members));
@@ -489,7 +489,11 @@ impl Graph {
             }
             for group in &node.descend {
                 let (Group::OneOf(members) | Group::All(members)) = group;
-                let mut reach = 0u64;
+                // Every member's name is matched against every pattern.
+                let mut reach = match group {
+                    Group::OneOf(_) => 0,
+                    Group::All(_) => SCAN_UNITS.saturating_mul(members.len() as u64),
+                };
                 for &c in members {
                     let c = get(c);
                     m.expanded = m.expanded.saturating_add(c.expanded);
