@@ -607,9 +607,10 @@ mod tests {
         assert!(error.contains("cost units of checks to a single value"), "{error}");
     }
 
-    /// Not a test: prints how long the costliest schema allowed takes on a
-    /// 16 MiB argument (the most stdio accepts). `cargo test -p warden --lib
-    /// -- --ignored --nocapture schema_budget::tests::measure`.
+    /// Not a test: prints how long the costliest per-value schema allowed
+    /// takes on a million worst-case items, bypassing the per-call budget of
+    /// `schema_validation` (70 s in a debug build here: ~36 ns a unit).
+    /// `cargo test -p warden --lib -- --ignored --nocapture schema_budget::tests::measure`.
     #[test]
     #[ignore]
     fn measure_worst_case_evaluation() {
