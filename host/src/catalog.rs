@@ -13,6 +13,7 @@ use tokio::sync::broadcast;
 use crate::declarations::{PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::loader::LoadError;
 use crate::plugin::Plugin;
+use crate::uri_overlap;
 
 mod swap;
 pub use swap::{ListChanges, Swap};
@@ -125,13 +126,16 @@ impl Catalog {
         let mut catalog = Catalog::default();
         let mut errors = Vec::new();
         let mut owners = Owners::default();
+        // Names taken so far, each with its component (a map: folders may
+        // hold many plugins).
+        let mut names: HashMap<Arc<str>, std::path::PathBuf> = HashMap::new();
         for plugin in candidates {
-            if let Some(existing) = catalog.plugins.iter().find(|p| p.name == plugin.name) {
+            if let Some(existing) = names.get(&plugin.name) {
                 errors.push(LoadError {
                     path: plugin.component_path.clone(),
                     error: anyhow::anyhow!(
                         "another plugin ({}) is already named `{}`; set a different `[plugin] name` in a manifest",
-                        existing.component_path.display(),
+                        existing.display(),
                         plugin.name
                     ),
                 });
@@ -145,6 +149,16 @@ impl Catalog {
                 });
                 continue;
             }
+            // Overlapping URI claims are clashes too: the later plugin would
+            // otherwise receive reads meant for the earlier one.
+            if let Some(why) = uri_overlap::claim_clash(&plugin, &catalog.plugins) {
+                errors.push(LoadError {
+                    path: plugin.component_path.clone(),
+                    error: anyhow::anyhow!(why),
+                });
+                continue;
+            }
+            names.insert(plugin.name.clone(), plugin.component_path.clone());
             for key in keys {
                 owners.0.insert(key, plugin.name.clone());
             }

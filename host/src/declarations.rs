@@ -11,14 +11,16 @@ use serde_json::Value;
 
 use crate::naming;
 use crate::runtime::bindings::types;
+use crate::schema_budget::{self, SchemaCost};
+use crate::schema_validation::CompiledSchema;
 use crate::uri_template::UriTemplate;
 
 /// A tool as Warden serves it: the MCP declaration plus compiled validators,
 /// so a call never re-parses a schema.
 pub struct ToolDecl {
     pub tool: Tool,
-    pub input: Arc<jsonschema::Validator>,
-    pub output: Option<Arc<jsonschema::Validator>>,
+    pub input: Arc<CompiledSchema>,
+    pub output: Option<Arc<CompiledSchema>>,
 }
 
 impl std::fmt::Debug for ToolDecl {
@@ -29,32 +31,50 @@ impl std::fmt::Debug for ToolDecl {
     }
 }
 
+/// What all of one plugin's compiled schemas may cost together: each tool
+/// has its own bound (`schema_budget`), and so does their sum, which is what
+/// the plugin keeps in Warden's memory.
+pub const MAX_PLUGIN_SCHEMA_UNITS: u64 = 500_000;
+pub const MAX_PLUGIN_PATTERNS: u64 = 1_000;
+
 /// Validates a plugin's tool list: names, descriptions, schemas, uniqueness.
 pub fn tools(declared: Vec<types::Tool>) -> Result<Vec<ToolDecl>> {
     let mut seen = HashSet::new();
     let mut tools = Vec::with_capacity(declared.len());
+    let mut total = SchemaCost::default();
     for tool in declared {
         let name = tool.name.clone();
         if !seen.insert(name.clone()) {
             bail!("tool {name:?} is declared twice");
         }
-        tools.push(tool_decl(tool).with_context(|| format!("tool {name:?}"))?);
+        let (decl, cost) = tool_decl(tool).with_context(|| format!("tool {name:?}"))?;
+        total.expanded += cost.expanded;
+        total.patterns += cost.patterns;
+        if total.expanded > MAX_PLUGIN_SCHEMA_UNITS || total.patterns > MAX_PLUGIN_PATTERNS {
+            bail!(
+                "the schemas of its tools up to {name:?} compile to {} cost units and {} patterns, \
+                 more than the {MAX_PLUGIN_SCHEMA_UNITS} units and {MAX_PLUGIN_PATTERNS} patterns a plugin may have",
+                total.expanded,
+                total.patterns
+            );
+        }
+        tools.push(decl);
     }
     tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
     Ok(tools)
 }
 
-fn tool_decl(tool: types::Tool) -> Result<ToolDecl> {
+fn tool_decl(tool: types::Tool) -> Result<(ToolDecl, SchemaCost)> {
     naming::check_item_name(&tool.name).context("field `name`")?;
     if tool.description.trim().is_empty() {
         bail!("field `description` is empty; clients and models need to know what the tool does");
     }
-    let input_schema = object_schema(&tool.input_schema).context("field `input-schema`")?;
-    let input = compile(&input_schema).context("field `input-schema`")?;
+    let (input_schema, input, mut cost) = schema(&tool.input_schema).context("field `input-schema`")?;
     let (output_schema, output) = match &tool.output_schema {
         Some(text) => {
-            let schema = object_schema(text).context("field `output-schema`")?;
-            let validator = compile(&schema).context("field `output-schema`")?;
+            let (schema, validator, output_cost) = schema(text).context("field `output-schema`")?;
+            cost.expanded += output_cost.expanded;
+            cost.patterns += output_cost.patterns;
             (Some(Arc::new(schema)), Some(validator))
         }
         None => (None, None),
@@ -75,11 +95,23 @@ fn tool_decl(tool: types::Tool) -> Result<ToolDecl> {
             a.open_world_hint,
         ));
     }
-    Ok(ToolDecl {
-        tool: mcp,
-        input,
-        output,
-    })
+    Ok((
+        ToolDecl {
+            tool: mcp,
+            input,
+            output,
+        },
+        cost,
+    ))
+}
+
+/// Parses, bounds and compiles one schema.
+fn schema(text: &str) -> Result<(JsonObject, Arc<CompiledSchema>, SchemaCost)> {
+    schema_budget::check_text(text)?;
+    let object = object_schema(text)?;
+    let compiled = CompiledSchema::compile(&Value::Object(object.clone()))?;
+    let cost = compiled.cost();
+    Ok((object, Arc::new(compiled), cost))
 }
 
 /// A concrete resource as Warden serves it.
@@ -280,13 +312,6 @@ fn object_schema(text: &str) -> Result<JsonObject> {
     }
 }
 
-fn compile(schema: &JsonObject) -> Result<Arc<jsonschema::Validator>> {
-    let schema = Value::Object(schema.clone());
-    jsonschema::validator_for(&schema)
-        .map(Arc::new)
-        .map_err(|e| anyhow::anyhow!("is not a valid JSON Schema: {e}"))
-}
-
 fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -298,16 +323,10 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-/// Every way `value` violates `validator`, one line each, with its JSON path.
-pub fn violations(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
-    validator
-        .iter_errors(value)
-        .map(|error| {
-            let path = error.instance_path.to_string();
-            let at = if path.is_empty() { "(root)".to_string() } else { path };
-            format!("{at}: {error}")
-        })
-        .collect()
+/// Every way `value` violates `schema`, one line each, with its JSON path
+/// (bounded: see `schema_validation`).
+pub fn violations(schema: &CompiledSchema, value: &Value) -> Vec<String> {
+    schema.violations(value)
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use crate::cache::{CodeCache, CodeOrigin};
-use crate::declarations;
 use crate::grants::{ProtectedFolders, check_mount_layout};
 use crate::manifest::Manifest;
 use crate::naming;
@@ -22,6 +21,7 @@ use crate::plugin::{Exports, Plugin};
 use crate::runtime::bindings::{completions, prompts, resources, tools};
 use crate::runtime::mounts::PinnedMounts;
 use crate::runtime::{CallContext, Policy, Prepared, Runtime};
+use crate::{declaration_limits, declarations};
 
 /// The contract version this host serves.
 pub const CONTRACT: &str = "warden:plugin@0.1.0";
@@ -303,6 +303,7 @@ impl Loader {
         let declared = Plugin::declared(runtime, &prepared, &exports, CallContext::detached(plugin_name.clone()))
             .await
             .map_err(|(failure, step)| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, step)))?;
+        declaration_limits::check(&declared)?;
         let tools = declarations::tools(declared.tools).context("its `list-tools` answer is malformed")?;
         let resources =
             declarations::resources(declared.resources).context("its `list-resources` answer is malformed")?;

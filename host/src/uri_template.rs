@@ -6,10 +6,12 @@
 //! (`*`) modifiers are accepted; exploded lists come back as one value.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Result, bail};
 use percent_encoding::percent_decode_str;
 use regex::Regex;
+use regex_automata::dfa::dense::DFA;
 
 /// A parsed template, ready to match URIs.
 #[derive(Debug, Clone)]
@@ -22,6 +24,8 @@ pub struct UriTemplate {
     /// Characters outside expressions: a template with more of them is more
     /// specific and wins when several match.
     literal_len: usize,
+    /// The automaton for overlap checks between plugins, built on first use.
+    dfa: Arc<OnceLock<Result<DFA<Vec<u32>>, String>>>,
 }
 
 #[derive(Debug, Clone)]
@@ -72,7 +76,26 @@ impl UriTemplate {
             pattern,
             captures,
             literal_len,
+            dfa: Arc::default(),
         })
+    }
+
+    /// The anchored regular expression a URI must match.
+    pub fn pattern(&self) -> &str {
+        self.pattern.as_str()
+    }
+
+    /// The text before the first expression: every URI it matches starts so.
+    pub fn literal_prefix(&self) -> &str {
+        self.text.split('{').next().unwrap_or_default()
+    }
+
+    /// The template's DFA (see `uri_overlap`), built once.
+    pub fn dfa(&self) -> Result<&DFA<Vec<u32>>, String> {
+        self.dfa
+            .get_or_init(|| crate::uri_overlap::dfa(self))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     pub fn as_str(&self) -> &str {

@@ -1,7 +1,10 @@
 //! Declares one thing the `full` plugin also declares, chosen by the `CLASH`
 //! environment variable its manifest sets: `resource` (`mem://readme`),
-//! `template` (`mem://items/{id}`) or `prompt` (`greet`). Anything else
-//! declares `clash://own`, which collides with nothing.
+//! `template` (`mem://items/{id}`) or `prompt` (`greet`) — or claims URIs
+//! `full` serves without repeating its declaration: `under-template` (the
+//! resource `mem://items/7`), `template-over-resource` (`mem://{name}`,
+//! which matches `mem://readme`), `overlapping-template` (`mem://{kind}/{id}`).
+//! Anything else declares `clash://own`, which collides with nothing.
 
 wit_bindgen::generate!({
     path: "../../../wit",
@@ -32,10 +35,10 @@ impl tools::Guest for Clash {
 
 impl resources::Guest for Clash {
     fn list_resources() -> Vec<ResourceInfo> {
-        let uri = if clash() == "resource" {
-            "mem://readme"
-        } else {
-            "clash://own"
+        let uri = match clash().as_str() {
+            "resource" => "mem://readme",
+            "under-template" => "mem://items/7",
+            _ => "clash://own",
         };
         vec![ResourceInfo {
             uri: uri.into(),
@@ -48,11 +51,14 @@ impl resources::Guest for Clash {
     }
 
     fn list_resource_templates() -> Vec<ResourceTemplate> {
-        if clash() != "template" {
-            return Vec::new();
-        }
+        let template = match clash().as_str() {
+            "template" => "mem://items/{id}",
+            "template-over-resource" => "mem://{name}",
+            "overlapping-template" => "mem://{kind}/{id}",
+            _ => return Vec::new(),
+        };
         vec![ResourceTemplate {
-            uri_template: "mem://items/{id}".into(),
+            uri_template: template.into(),
             name: "clash".into(),
             title: None,
             description: None,
