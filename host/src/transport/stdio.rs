@@ -298,6 +298,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_over_long_line_gets_one_reply_and_the_next_line_is_read() {
+        let ping = |id: u8| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+        let input = format!("{}{}\n{}{}", ping(1), "x".repeat(60), ping(2), "y".repeat(60));
+        let (client, server_out) = tokio::io::duplex(1 << 16);
+        let mut transport = StdioTransport::new(input.as_bytes(), server_out).with_max_line_bytes(50);
+        let mut ids = Vec::new();
+        while let Some(message) = transport.receive().await {
+            ids.push(serde_json::to_value(&message).unwrap()["id"].clone());
+        }
+        drop(transport);
+        let mut replies = String::new();
+        let mut client = client;
+        client.read_to_string(&mut replies).await.unwrap();
+        assert_eq!(ids, [json!(1), json!(2)]);
+        // The x line, and the y line cut off by the end of input once it passed the limit.
+        let replies: Vec<Value> = replies.lines().map(|r| serde_json::from_str(r).unwrap()).collect();
+        assert_eq!(replies.len(), 2, "{replies:?}");
+        for reply in replies {
+            assert_eq!(reply["error"]["code"], -32600);
+            assert_eq!(
+                reply["error"]["message"],
+                "Invalid Request: message longer than 50 bytes"
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn wrong_shapes_get_invalid_request_or_params() {
         let (received, replies) = exchange(
             b"[1,2]\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":5}}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":7}\n",
