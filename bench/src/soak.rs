@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
+use rmcp::RoleClient;
 use rmcp::model::CallToolRequestParams;
+use rmcp::service::Peer;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, watch};
 
@@ -33,6 +35,10 @@ const RELOAD_DEADLINE: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(5);
 /// What Warden logs when it has replaced a loaded plugin.
 const RELOADED: &str = "reloaded plugin `soak`";
+/// Warm-up calls per client, all clients at once, before and after the
+/// warm-up reloads: the instance pool and the server's buffers then hold
+/// what the run will need, and growth after that is what the soak looks for.
+const WARMUP_ROUNDS: usize = 20;
 
 /// How big a soak is.
 #[derive(Clone, Copy, Debug)]
@@ -151,24 +157,21 @@ pub async fn run(warden: &Path, v1: &Path, v2: &Path, plan: Plan) -> Result<Outc
     let pid = server.pid();
     let start = Resources::of(pid)?;
 
-    // Warm-up: every client connected and answered once, and one round trip
-    // of reloads, so both builds have been compiled and cached.
+    // Warm-up: every client connected and calling at once, and one round
+    // trip of reloads, so both builds have been compiled and cached.
     let mut clients = Vec::with_capacity(plan.concurrency);
     for _ in 0..plan.concurrency {
         let client = connect_http(&server.url).await?;
         expect_version(&client, 0).await.context("warm-up call")?;
         clients.push(client);
     }
+    warm_up(&clients, 0).await?;
     let observer = connect_http(&server.url).await?;
     let mut logged = 0;
     for version in [1, 0] {
         versions.install(version)?;
         logged = wait_for_reload(&server, &observer, logged + 1, version).await?;
-        for client in &clients {
-            expect_version(client, version)
-                .await
-                .context("warm-up call after a reload")?;
-        }
+        warm_up(&clients, version).await?;
     }
     let warmup_reloads = logged;
     let warm = Resources::of(pid)?;
@@ -271,8 +274,26 @@ pub async fn run(warden: &Path, v1: &Path, v2: &Path, plan: Plan) -> Result<Outc
     })
 }
 
+/// `WARMUP_ROUNDS` calls from every client at once, each expecting `version`.
+async fn warm_up(clients: &[Client], version: usize) -> Result<()> {
+    let mut callers = tokio::task::JoinSet::new();
+    for client in clients {
+        let peer = Peer::clone(client);
+        callers.spawn(async move {
+            for _ in 0..WARMUP_ROUNDS {
+                expect_version(&peer, version).await.context("warm-up call")?;
+            }
+            Ok::<_, anyhow::Error>(())
+        });
+    }
+    while let Some(joined) = callers.join_next().await {
+        joined.context("a warm-up caller panicked")??;
+    }
+    Ok(())
+}
+
 /// Which version answered `version`: 0 for "v1", 1 for "v2".
-async fn call_version(client: &Client) -> Result<usize> {
+async fn call_version(client: &Peer<RoleClient>) -> Result<usize> {
     let result = client
         .call_tool(CallToolRequestParams::new("version"))
         .await
@@ -290,7 +311,7 @@ async fn call_version(client: &Client) -> Result<usize> {
     }
 }
 
-async fn expect_version(client: &Client, version: usize) -> Result<()> {
+async fn expect_version(client: &Peer<RoleClient>, version: usize) -> Result<()> {
     let answered = call_version(client).await?;
     ensure!(
         answered == version,
