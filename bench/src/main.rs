@@ -4,11 +4,13 @@
 //!
 //! or, with the binaries and plugins already built:
 //!
-//!     warden-bench --warden W --native N --plugin bench.wasm --prefixed prefixed.wasm [--out FILE] [--quick]
-//!                  [--only stdio,http,memory,startup,breakdown]
+//!     warden-bench --warden W --native N --plugin bench.wasm --prefixed prefixed.wasm
+//!                  --reload-v1 reload-v1.wasm --reload-v2 reload-v2.wasm [--out FILE] [--quick]
+//!                  [--only stdio,http,memory,startup,breakdown,soak]
 //!
 //! Both servers offer the same two tools (`echo`, and `hash`: SHA-256 of
-//! 64 KiB); every answer is checked. Prints Markdown tables and writes JSON.
+//! 64 KiB); every answer is checked. The soak (`soak.rs`) runs Warden alone,
+//! under load while its plugin is replaced. Prints Markdown tables and writes JSON.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -24,6 +26,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
 mod report;
+mod soak;
 mod stats;
 
 use report::Report;
@@ -36,9 +39,12 @@ struct Options {
     native: PathBuf,
     plugin: PathBuf,
     prefixed: PathBuf,
+    /// The two builds the soak alternates between.
+    reload_v1: Option<PathBuf>,
+    reload_v2: Option<PathBuf>,
     out: PathBuf,
     quick: bool,
-    /// Run only these sections (all when empty): stdio, http, memory, startup, breakdown.
+    /// Run only these sections (all when empty): stdio, http, memory, startup, breakdown, soak.
     only: Vec<String>,
 }
 
@@ -51,6 +57,7 @@ impl Options {
 fn options() -> Result<Options> {
     let mut args = std::env::args().skip(1);
     let (mut warden, mut native, mut plugin, mut prefixed) = (None, None, None, None);
+    let (mut reload_v1, mut reload_v2) = (None, None);
     let mut out = PathBuf::from("target/bench/results.json");
     let mut quick = false;
     let mut only = Vec::new();
@@ -61,6 +68,8 @@ fn options() -> Result<Options> {
             "--native" => native = Some(PathBuf::from(value()?)),
             "--plugin" => plugin = Some(PathBuf::from(value()?)),
             "--prefixed" => prefixed = Some(PathBuf::from(value()?)),
+            "--reload-v1" => reload_v1 = Some(PathBuf::from(value()?)),
+            "--reload-v2" => reload_v2 = Some(PathBuf::from(value()?)),
             "--out" => out = PathBuf::from(value()?),
             "--quick" => quick = true,
             "--only" => only.extend(value()?.split(',').map(String::from)),
@@ -72,6 +81,8 @@ fn options() -> Result<Options> {
         native: native.context("--native is required")?,
         plugin: plugin.context("--plugin is required")?,
         prefixed: prefixed.context("--prefixed is required")?,
+        reload_v1,
+        reload_v2,
         out,
         quick,
         only,
@@ -248,6 +259,8 @@ async fn stdio_latency(
 struct HttpServer {
     child: tokio::process::Child,
     url: String,
+    /// Where its stderr (its log) goes.
+    log: tempfile::NamedTempFile,
 }
 
 impl HttpServer {
@@ -271,7 +284,7 @@ impl HttpServer {
                     .next()
                     .unwrap_or_default()
                     .to_string();
-                return Ok(Self { child, url });
+                return Ok(Self { child, url, log });
             }
             if let Some(status) = child.try_wait()? {
                 bail!("the server exited ({status}):\n{text}");
@@ -286,6 +299,11 @@ impl HttpServer {
 
     fn pid(&self) -> u32 {
         self.child.id().unwrap_or_default()
+    }
+
+    /// Its log so far.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
     }
 }
 
@@ -543,6 +561,32 @@ async fn main() -> Result<()> {
             eprintln!("breakdown {}", tool.name());
             report.breakdown(tool.name(), breakdown(&fixture, tool, calls, &hashes).await?);
         }
+    }
+
+    // 6. The soak: Warden under load at high concurrency while its plugin is
+    // replaced again and again.
+    if runs("soak") {
+        let (Some(v1), Some(v2)) = (&fixture.options.reload_v1, &fixture.options.reload_v2) else {
+            bail!("the soak needs --reload-v1 and --reload-v2");
+        };
+        let plan = if quick {
+            soak::Plan {
+                calls: 1000,
+                concurrency: 16,
+                reloads: 6,
+            }
+        } else {
+            soak::Plan {
+                calls: 10_000,
+                concurrency: 64,
+                reloads: 50,
+            }
+        };
+        eprintln!(
+            "soak: {} calls at concurrency {}, {} reloads",
+            plan.calls, plan.concurrency, plan.reloads
+        );
+        report.soak(soak::run(&fixture.options.warden, v1, v2, plan).await?);
     }
 
     report.finish(began.elapsed());

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::soak;
 use crate::stats::{Summary, human};
 
 /// stdio p50 of `echo`: Warden within this factor of native.
@@ -17,6 +18,10 @@ const STDIO_HASH_TARGET: f64 = 1.2;
 const HTTP_TARGET: f64 = 0.7;
 /// Warm start with 100 plugins: under this.
 const WARM_100_TARGET: Duration = Duration::from_secs(1);
+/// Soak: resident memory at the end at most this share above after warm-up.
+const SOAK_RSS_GROWTH: f64 = 0.10;
+/// Soak: open file descriptors at the end at most this many above after warm-up.
+const SOAK_FD_GROWTH: usize = 4;
 
 #[derive(Default)]
 pub struct Report {
@@ -33,6 +38,7 @@ pub struct Report {
     native_startup: Option<Summary>,
     /// tool → parts
     breakdown: BTreeMap<String, Value>,
+    soak: Option<soak::Outcome>,
 }
 
 fn ratio(warden: Duration, native: Duration) -> f64 {
@@ -78,6 +84,10 @@ impl Report {
 
     pub fn breakdown(&mut self, tool: &str, parts: Value) {
         self.breakdown.insert(tool.into(), parts);
+    }
+
+    pub fn soak(&mut self, outcome: soak::Outcome) {
+        self.soak = Some(outcome);
     }
 
     pub fn finish(&mut self, elapsed: Duration) {
@@ -132,6 +142,32 @@ impl Report {
                 "warm start with 100 plugins < 1 s".into(),
                 human(warm.p50),
                 warm.p50 < WARM_100_TARGET,
+            ));
+        }
+        if let Some(soak) = &self.soak {
+            targets.push((
+                format!("soak: no failed call of {}", soak.plan.calls),
+                format!("{} failed", soak.failed),
+                soak.failed == 0,
+            ));
+            targets.push((
+                format!("soak: all {} reloads applied", soak.plan.reloads),
+                format!("{} applied", soak.reloads_applied),
+                soak.reloads_applied >= soak.plan.reloads,
+            ));
+            let growth = soak.end.rss as f64 / soak.warm.rss as f64 - 1.0;
+            targets.push((
+                format!(
+                    "soak: RSS at the end ≤ {:.0} % above after warm-up",
+                    SOAK_RSS_GROWTH * 100.0
+                ),
+                format!("{:+.1} %", growth * 100.0),
+                growth <= SOAK_RSS_GROWTH,
+            ));
+            targets.push((
+                format!("soak: open fds at the end ≤ after warm-up + {SOAK_FD_GROWTH}"),
+                format!("{} → {}", soak.warm.fds, soak.end.fds),
+                soak.end.fds <= soak.warm.fds + SOAK_FD_GROWTH,
             ));
         }
         targets
@@ -267,6 +303,48 @@ impl Report {
             );
         }
 
+        if let Some(soak) = &self.soak {
+            let _ = writeln!(out, "\n### Soak: HTTP `tools/call` while the plugin is replaced\n");
+            let _ = writeln!(
+                out,
+                "| calls | concurrency | failed | reloads made / applied | answers v1 / v2 | took | calls/s | p50 / p99 |"
+            );
+            let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} / {} | {} / {} | {:.1} s | {:.0} | {} / {} |",
+                soak.plan.calls,
+                soak.plan.concurrency,
+                soak.failed,
+                soak.plan.reloads,
+                soak.reloads_applied,
+                soak.answers[0],
+                soak.answers[1],
+                soak.elapsed.as_secs_f64(),
+                soak.calls_per_second(),
+                human(soak.latency.p50),
+                human(soak.latency.p99)
+            );
+            let _ = writeln!(
+                out,
+                "\n| Warden | at start | after warm-up ({} clients, {} reloads) | at the end |",
+                soak.plan.concurrency, soak.warmup_reloads
+            );
+            let _ = writeln!(out, "|---|---|---|---|");
+            let _ = writeln!(
+                out,
+                "| RSS | {} | {} | {} |",
+                mib(soak.start.rss),
+                mib(soak.warm.rss),
+                mib(soak.end.rss)
+            );
+            let _ = writeln!(
+                out,
+                "| open fds | {} | {} | {} |",
+                soak.start.fds, soak.warm.fds, soak.end.fds
+            );
+        }
+
         let _ = writeln!(out, "\n### Targets\n");
         let _ = writeln!(out, "| target | measured | |");
         let _ = writeln!(out, "|---|---|---|");
@@ -328,6 +406,7 @@ impl Report {
             "native_startup": self.native_startup.map(Summary::to_json),
             "memory": memory,
             "breakdown": self.breakdown,
+            "soak": self.soak.as_ref().map(soak::Outcome::to_json),
             "targets": targets,
         })
     }

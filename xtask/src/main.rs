@@ -1,8 +1,9 @@
 //! `cargo xtask plugins`: build the example plugins and stage them in
 //! `target/plugins/examples`.
 //! `cargo xtask run [ARGS...]`: the same, then `warden serve` on that folder with ARGS.
-//! `cargo xtask bench [--quick]`: build Warden, the native baseline and the
-//! benchmark plugin in release, then run the side-by-side benchmark.
+//! `cargo xtask bench [--quick] [--only SECTIONS]`: build Warden, the native
+//! baseline and the benchmark plugins in release, then run the side-by-side
+//! benchmark and the soak.
 //!
 //! Only Warden itself writes to stdout: on the stdio transport, stdout is the protocol.
 
@@ -16,6 +17,7 @@ const USAGE: &str = "\
 usage: cargo xtask plugins          build the example plugins into target/plugins/examples
        cargo xtask run [ARGS...]    the same, then run `warden serve` on them with ARGS
        cargo xtask bench [--quick]  benchmark Warden against a native server (release builds)
+       cargo xtask bench --only soak  only the soak (or any of stdio,http,memory,startup,breakdown,soak)
        cargo xtask bench --debug    the same on debug builds: checks the benchmark works (figures meaningless)";
 
 fn main() -> ExitCode {
@@ -95,6 +97,8 @@ fn bench(mut extra: Vec<OsString>) -> Result<ExitCode> {
             .with_context(|| format!("the test plugins have no `{name}`"))
     };
     let (plugin, prefixed) = (guest("bench")?, guest("prefixed")?);
+    // The soak alternates between the two builds of the reload test plugin.
+    let (reload_v1, reload_v2) = (guest("reload-v1")?, guest("reload-v2")?);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     // Two builds, so the baseline's dependencies' features never leak into Warden's.
     for package in ["warden", "warden-bench"] {
@@ -119,6 +123,10 @@ fn bench(mut extra: Vec<OsString>) -> Result<ExitCode> {
         .arg(plugin)
         .arg("--prefixed")
         .arg(prefixed)
+        .arg("--reload-v1")
+        .arg(reload_v1)
+        .arg("--reload-v2")
+        .arg(reload_v2)
         .arg("--out")
         .arg(
             root.join("target")

@@ -26,6 +26,8 @@ pub struct StdioTransport<R, W> {
     line: Vec<u8>,
     /// Set while skipping the rest of an over-long line.
     discarding: bool,
+    /// The longest line accepted, newline included: `MAX_LINE_BYTES` but in tests.
+    max_line: usize,
     writer: Arc<Mutex<W>>,
 }
 
@@ -76,8 +78,16 @@ where
             reader: BufReader::new(reader),
             line: Vec::new(),
             discarding: false,
+            max_line: MAX_LINE_BYTES,
             writer: Arc::new(Mutex::new(writer)),
         }
+    }
+
+    /// Lowers the line limit, so that tests and the fuzzer reach the
+    /// over-long-line path with small inputs.
+    pub fn with_max_line_bytes(mut self, max_line: usize) -> Self {
+        self.max_line = max_line;
+        self
     }
 
     /// Reads up to the next newline into `self.line`. Cancel-safe: bytes
@@ -96,7 +106,7 @@ where
                     self.discarding = false;
                 }
                 None
-            } else if self.line.len() + take > MAX_LINE_BYTES {
+            } else if self.line.len() + take > self.max_line {
                 self.line.clear();
                 self.discarding = newline.is_none();
                 Some(Line::TooLong)
@@ -181,9 +191,10 @@ where
             match self.read_line().await {
                 Ok(Line::Complete) => {}
                 Ok(Line::TooLong) => {
-                    tracing::warn!("a message longer than {MAX_LINE_BYTES} bytes arrived on stdin; discarded");
+                    let max = self.max_line;
+                    tracing::warn!("a message longer than {max} bytes arrived on stdin; discarded");
                     let message = json!({"jsonrpc": "2.0", "id": null,
-                        "error": {"code": -32600, "message": format!("Invalid Request: message longer than {MAX_LINE_BYTES} bytes")}});
+                        "error": {"code": -32600, "message": format!("Invalid Request: message longer than {max} bytes")}});
                     reply(&self.writer, message).await;
                     continue;
                 }
@@ -284,6 +295,33 @@ mod tests {
         let reply: Value = serde_json::from_str(&replies[0]).unwrap();
         assert_eq!(reply["error"]["code"], -32700);
         assert_eq!(reply["id"], Value::Null);
+    }
+
+    #[tokio::test]
+    async fn an_over_long_line_gets_one_reply_and_the_next_line_is_read() {
+        let ping = |id: u8| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+        let input = format!("{}{}\n{}{}", ping(1), "x".repeat(60), ping(2), "y".repeat(60));
+        let (client, server_out) = tokio::io::duplex(1 << 16);
+        let mut transport = StdioTransport::new(input.as_bytes(), server_out).with_max_line_bytes(50);
+        let mut ids = Vec::new();
+        while let Some(message) = transport.receive().await {
+            ids.push(serde_json::to_value(&message).unwrap()["id"].clone());
+        }
+        drop(transport);
+        let mut replies = String::new();
+        let mut client = client;
+        client.read_to_string(&mut replies).await.unwrap();
+        assert_eq!(ids, [json!(1), json!(2)]);
+        // The x line, and the y line cut off by the end of input once it passed the limit.
+        let replies: Vec<Value> = replies.lines().map(|r| serde_json::from_str(r).unwrap()).collect();
+        assert_eq!(replies.len(), 2, "{replies:?}");
+        for reply in replies {
+            assert_eq!(reply["error"]["code"], -32600);
+            assert_eq!(
+                reply["error"]["message"],
+                "Invalid Request: message longer than 50 bytes"
+            );
+        }
     }
 
     #[tokio::test]
