@@ -158,6 +158,7 @@ async fn calls_together_never_hold_more_descriptors_than_the_process_may_open() 
         assert_eq!(text(&result), "held 110 sockets", "{result:?}");
     }
     let peak = peak.load(Ordering::Relaxed);
+    eprintln!("descriptors: baseline {baseline}, peak {peak} (limit {LIMIT})");
     assert!(
         peak <= baseline + 2 * 128 + 8 && (peak as u64) < LIMIT,
         "at most two calls' handles at once: baseline {baseline}, peak {peak}"
@@ -181,6 +182,7 @@ async fn header_collections_cannot_fill_the_hosts_memory() {
     let error = refused(&server, "hoard_headers", json!({"count": 1, "kilobytes": 100})).await;
     assert!(error.contains("grew an HTTP header collection past 64 KiB"), "{error}");
     let grown = status_kib(server.pid, "VmHWM").saturating_sub(before);
+    eprintln!("peak RSS: {before} KiB before, grew by {grown} KiB");
     assert!(grown < 100 << 10, "peak RSS grew by {grown} KiB");
     server.stop().await;
 }
@@ -210,6 +212,7 @@ async fn log_and_progress_floods_stay_within_the_calls_budget() {
     // At 100 bytes (+ 32) a message: 496 within the budget.
     server.wait_for_log("dropped 99504 log and progress messages").await;
     let grown = server.log().len() - logged_before;
+    eprintln!("the server log grew by {grown} bytes for 200 000 messages");
     assert!(grown < 200 << 10, "the server log grew by {grown} bytes");
     server.stop().await;
 }
