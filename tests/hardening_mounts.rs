@@ -10,27 +10,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use serde_json::{Value, json};
-use support::{Era, PluginDir, Server, http_server, is_error, serve, text};
-
-async fn healthy(server: &Server) {
-    let result = server.call("text_stats", json!({"text": "still fine"})).await;
-    assert!(!is_error(&result), "the healthy plugin must keep working: {result:?}");
-    assert_eq!(result.structured_content.unwrap()["words"], 2);
-}
-
-async fn refused(server: &Server, tool: &str, arguments: Value) -> String {
-    let result = server.call(tool, arguments.clone()).await;
-    assert!(is_error(&result), "{tool} {arguments} should have failed: {result:?}");
-    healthy(server).await;
-    text(&result)
-}
-
-async fn allowed(server: &Server, tool: &str, arguments: Value) -> String {
-    let result = server.call(tool, arguments.clone()).await;
-    assert!(!is_error(&result), "{tool} {arguments} should have worked: {result:?}");
-    text(&result)
-}
+use serde_json::json;
+use support::attacks::{allowed, healthy, refused};
+use support::{Era, PluginDir, http_server, serve};
 
 /// A manifest line granting `host` at `guest`.
 fn mount(host: &Path, guest: &str, access: &str) -> String {

@@ -18,7 +18,8 @@ use rmcp::model::{
 };
 use rmcp::{ErrorData, ServiceError};
 use serde_json::{Value, json};
-use support::{Era, PluginDir, Server, is_error, open_fds, serve, serve_command, status_kib, text, warden};
+use support::attacks::{self, audit_lines, healthy, refused};
+use support::{Era, PluginDir, Server, open_fds, serve, serve_command, status_kib, text, warden};
 
 /// The greedy plugin (with `manifest`) beside a healthy one.
 fn folder(manifest: &str) -> PluginDir {
@@ -27,24 +28,11 @@ fn folder(manifest: &str) -> PluginDir {
     dir
 }
 
-async fn healthy(server: &Server) {
-    let result = server.call("text_stats", json!({"text": "still fine"})).await;
-    assert!(!is_error(&result), "the healthy plugin must keep working: {result:?}");
-    assert_eq!(result.structured_content.unwrap()["words"], 2);
-}
-
-async fn refused(server: &Server, tool: &str, arguments: Value) -> String {
-    let result = server.call(tool, arguments.clone()).await;
-    assert!(is_error(&result), "{tool} {arguments} should have failed: {result:?}");
-    healthy(server).await;
-    text(&result)
-}
-
+/// An attack that the plugin survives: it works, and so does the healthy plugin.
 async fn allowed(server: &Server, tool: &str, arguments: Value) -> String {
-    let result = server.call(tool, arguments.clone()).await;
-    assert!(!is_error(&result), "{tool} {arguments} should have worked: {result:?}");
+    let text = attacks::allowed(server, tool, arguments).await;
     healthy(server).await;
-    text(&result)
+    text
 }
 
 fn mcp_error(result: Result<impl std::fmt::Debug, ServiceError>) -> ErrorData {
@@ -52,14 +40,6 @@ fn mcp_error(result: Result<impl std::fmt::Debug, ServiceError>) -> ErrorData {
         Err(ServiceError::McpError(error)) => error,
         other => panic!("expected a JSON-RPC error, got {other:?}"),
     }
-}
-
-fn audit_lines(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// A socket grant to a local port nothing listens on: sockets can be

@@ -6,42 +6,15 @@ mod support;
 
 use std::sync::atomic::Ordering;
 
-use serde_json::{Value, json};
-use support::{Era, PluginDir, Server, http_server, is_error, serve, text};
+use serde_json::json;
+use support::attacks::{allowed, audit_lines, healthy, refused};
+use support::{Era, PluginDir, http_server, is_error, serve, text};
 
 /// A hostile plugin beside a healthy one (`text`).
 fn folder(manifest: &str) -> PluginDir {
     let dir = PluginDir::with(&["hostile", "text"]);
     dir.write("hostile.toml", manifest);
     dir
-}
-
-async fn healthy(server: &Server) {
-    let result = server.call("text_stats", json!({"text": "still fine"})).await;
-    assert!(!is_error(&result), "the healthy plugin must keep working: {result:?}");
-    assert_eq!(result.structured_content.unwrap()["words"], 2);
-}
-
-/// Calls a hostile tool that must fail; returns the error text.
-async fn refused(server: &Server, tool: &str, arguments: Value) -> String {
-    let result = server.call(tool, arguments.clone()).await;
-    assert!(is_error(&result), "{tool} {arguments} should have failed: {result:?}");
-    healthy(server).await;
-    text(&result)
-}
-
-async fn allowed(server: &Server, tool: &str, arguments: Value) -> String {
-    let result = server.call(tool, arguments.clone()).await;
-    assert!(!is_error(&result), "{tool} {arguments} should have worked: {result:?}");
-    text(&result)
-}
-
-fn audit_lines(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[tokio::test]

@@ -21,6 +21,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::Value;
 
+pub mod attacks;
 pub mod http;
 
 /// Every guest plugin (examples and test-only ones), built once per test

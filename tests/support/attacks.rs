@@ -1,0 +1,38 @@
+//! What every hostile-plugin test does around an attack: call it, check it
+//! failed (or worked), then call a healthy plugin — the `text` example —
+//! which must still answer exactly.
+
+use serde_json::{Value, json};
+
+use super::{Server, is_error, text};
+
+/// The healthy plugin answers exactly.
+pub async fn healthy(server: &Server) {
+    let result = server.call("text_stats", json!({"text": "still fine"})).await;
+    assert!(!is_error(&result), "the healthy plugin must keep working: {result:?}");
+    assert_eq!(result.structured_content.unwrap()["words"], 2);
+}
+
+/// Calls a tool that must fail, then the healthy plugin; returns the error text.
+pub async fn refused(server: &Server, tool: &str, arguments: Value) -> String {
+    let result = server.call(tool, arguments.clone()).await;
+    assert!(is_error(&result), "{tool} {arguments} should have failed: {result:?}");
+    healthy(server).await;
+    text(&result)
+}
+
+/// Calls a tool that must work; returns its text.
+pub async fn allowed(server: &Server, tool: &str, arguments: Value) -> String {
+    let result = server.call(tool, arguments.clone()).await;
+    assert!(!is_error(&result), "{tool} {arguments} should have worked: {result:?}");
+    text(&result)
+}
+
+/// The records of an audit log.
+pub fn audit_lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
