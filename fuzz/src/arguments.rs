@@ -32,6 +32,10 @@ pub fn check(data: &[u8]) {
             continue;
         };
         let violations = declarations::violations(&tool.input, &instance);
+        // Past the work budget an instance is refused unchecked.
+        if violations.first().is_some_and(|v| v.contains("too large to check")) {
+            continue;
+        }
         assert_eq!(
             violations.is_empty(),
             tool.input.is_valid(&instance),
