@@ -331,19 +331,7 @@ async fn nothing_a_call_leaves_in_memory_reaches_the_next_on_the_safe_reset() {
     let dir = PluginDir::with(&["misbehave"]);
     let stderr = tempfile::NamedTempFile::new().unwrap();
     let server = serve_command(command, dir.path(), Era::Handshake, &["--no-watch", "-v"], stderr).await;
-    for round in 0..20 {
-        let result = server
-            .call("remember", json!({ "text": format!("secret-{round}") }))
-            .await;
-        assert_eq!(text(&result), "", "round {round}: a fresh instance remembers nothing");
-    }
-    for round in 0..4 {
-        let call = |i: usize| server.call("remember", json!({ "text": format!("concurrent-{round}-{i}") }));
-        let (a, b, c, d) = tokio::join!(call(0), call(1), call(2), call(3));
-        for result in [a, b, c, d] {
-            assert_eq!(text(&result), "", "round {round}: concurrent calls share nothing");
-        }
-    }
+    support::attacks::assert_calls_remember_nothing(&server).await;
     let log = server.stop().await;
     assert!(
         log.contains("pooled memory is decommitted after every call (WARDEN_MEMORY_RESET)"),

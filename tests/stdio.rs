@@ -296,18 +296,6 @@ async fn plugin_progress_reaches_the_client_before_the_result() {
 async fn nothing_a_call_leaves_in_memory_reaches_the_next_call() {
     let dir = PluginDir::with(&["misbehave"]);
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
-    // Many calls, sequential and concurrent, so pooled slots are reused.
-    for round in 0..20 {
-        let secret = format!("secret-{round}");
-        let result = server.call("remember", json!({ "text": secret })).await;
-        assert_eq!(text(&result), "", "round {round}: a fresh instance remembers nothing");
-    }
-    for round in 0..4 {
-        let call = |i: usize| server.call("remember", json!({ "text": format!("concurrent-{round}-{i}") }));
-        let (a, b, c, d) = tokio::join!(call(0), call(1), call(2), call(3));
-        for result in [a, b, c, d] {
-            assert_eq!(text(&result), "", "round {round}: concurrent calls share nothing");
-        }
-    }
+    support::attacks::assert_calls_remember_nothing(&server).await;
     server.stop().await;
 }

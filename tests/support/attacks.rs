@@ -36,3 +36,22 @@ pub fn audit_lines(path: &std::path::Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// Calls `misbehave`'s `remember` many times, one after another and four
+/// at once, so pooled slots are reused: each call must find nothing an
+/// earlier call left in memory.
+pub async fn assert_calls_remember_nothing(server: &Server) {
+    for round in 0..20 {
+        let result = server
+            .call("remember", json!({ "text": format!("secret-{round}") }))
+            .await;
+        assert_eq!(text(&result), "", "round {round}: a fresh instance remembers nothing");
+    }
+    for round in 0..4 {
+        let call = |i: usize| server.call("remember", json!({ "text": format!("concurrent-{round}-{i}") }));
+        let (a, b, c, d) = tokio::join!(call(0), call(1), call(2), call(3));
+        for result in [a, b, c, d] {
+            assert_eq!(text(&result), "", "round {round}: concurrent calls share nothing");
+        }
+    }
+}
