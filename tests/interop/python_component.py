@@ -1,0 +1,232 @@
+"""Calls a plain component written in Python (tests/interop/python-component, built
+with componentize-py) through `warden serve` over stdio, with the official Python MCP
+SDK in both protocol eras, and checks exact values: the tools listed, their
+descriptions and schemas, results, errors and arguments refused.
+
+usage: python python_component.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR
+
+CACHE_DIR should be empty: the first connection then measures a cold load (the
+component compiled), the second a warm one (from Warden's compiled-code cache).
+Prints what it checked and the figures; exits 1 if any check failed.
+"""
+
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+TOOLS = ["check-unit", "convert", "format-duration", "length_convert", "list-units", "parse-quantity"]
+
+# World-level functions carry the doc comments of wit/units.wit. `length_convert`
+# comes from an interface of a named package (example:units/length), which the
+# component cannot carry docs for, so it is described by its WIT signature.
+DESCRIPTIONS = {
+    "parse-quantity": 'Reads a quantity written as a number and a unit symbol, e.g. "3.5 km" or "-40 °F".',
+    "convert": 'Converts a value between two units of the same dimension, given by symbol (e.g. "lb" to "kg", "°F" to "°C").',
+    "list-units": "The symbols of the units of one dimension, smallest first.",
+    "format-duration": 'Writes a number of seconds as days, hours, minutes and seconds, e.g. 93784 as "1d 2h 3m 4s"; with max-parts, only that many of the largest parts.',
+    "check-unit": "Succeeds if the unit symbol is known; otherwise the error lists the known symbols.",
+    "length_convert": "convert(value: f64, from-unit: length-unit, to-unit: length-unit) -> f64",
+}
+
+INPUT_SCHEMAS = {
+    "list-units": {
+        "type": "object",
+        "properties": {
+            "dimension": {"type": "string", "enum": ["distance", "mass", "temperature", "duration"]},
+        },
+        "required": ["dimension"],
+        "additionalProperties": False,
+    },
+    "format-duration": {
+        "type": "object",
+        "properties": {
+            "seconds": {"type": "integer", "minimum": 0, "maximum": 18446744073709551615},
+            "max-parts": {"anyOf": [{"type": "null"}, {"type": "integer", "minimum": 0, "maximum": 4294967295}]},
+        },
+        "required": ["seconds"],
+        "additionalProperties": False,
+    },
+}
+
+KNOWN = "mm, cm, in, ft, yd, m, km, mi, mg, g, oz, lb, kg, t, °C, °F, K, ms, s, min, h, d, wk"
+
+# (tool, arguments, expected value of structuredContent["result"], expected text)
+RESULTS = [
+    ("parse-quantity", {"text": "3.5 km"}, {"value": 3.5, "unit": "km", "dimension": "distance"}, None),
+    ("parse-quantity", {"text": "-40 °F"}, {"value": -40.0, "unit": "°F", "dimension": "temperature"}, None),
+    ("convert", {"value": 1, "from-unit": "mi", "to-unit": "km"}, 1.609344, "1.609344"),
+    ("convert", {"value": 10, "from-unit": "lb", "to-unit": "kg"}, 4.535923700000001, "4.535923700000001"),
+    ("convert", {"value": 212, "from-unit": "°F", "to-unit": "K"}, 373.15, "373.15"),
+    ("convert", {"value": 90.0, "from-unit": "min", "to-unit": "h"}, 1.5, "1.5"),
+    ("convert", {"value": "Infinity", "from-unit": "°C", "to-unit": "°F"}, "Infinity", "Infinity"),
+    ("list-units", {"dimension": "temperature"}, ["°C", "°F", "K"], '["°C","°F","K"]'),
+    ("list-units", {"dimension": "mass"}, ["mg", "g", "oz", "lb", "kg", "t"], '["mg","g","oz","lb","kg","t"]'),
+    ("format-duration", {"seconds": 93784}, "1d 2h 3m 4s", "1d 2h 3m 4s"),
+    ("format-duration", {"seconds": 93784, "max-parts": 2}, "1d 2h", "1d 2h"),
+    ("format-duration", {"seconds": 93784, "max-parts": None}, "1d 2h 3m 4s", "1d 2h 3m 4s"),
+    ("format-duration", {"seconds": 0}, "0s", "0s"),
+    ("format-duration", {"seconds": 18446744073709551615}, "213503982334601d 7h 15s", "213503982334601d 7h 15s"),
+    ("length_convert", {"value": 1, "from-unit": "mile", "to-unit": "foot"}, 5280.0, None),
+    ("length_convert", {"value": 3, "from-unit": "foot", "to-unit": "centimetre"}, 91.44000000000001, "91.44000000000001"),
+]
+
+# Errors the component returns (the err side of a top-level result): exact texts.
+TOOL_ERRORS = [
+    ("parse-quantity", {"text": "12"}, 'expected a number and a unit symbol, e.g. "3.5 km", got "12"'),
+    ("parse-quantity", {"text": "2 furlong"}, 'unknown unit "furlong"'),
+    ("convert", {"value": 1, "from-unit": "kg", "to-unit": "m"}, "cannot convert kg (mass) to m (distance)"),
+    ("check-unit", {"symbol": "furlong"}, f'unknown unit "furlong"; known units: {KNOWN}'),
+]
+
+# Arguments that do not match the schema: refused by Warden before the component is
+# called; the text must name the argument at fault.
+REFUSED = [
+    ("format-duration", {"seconds": "ten"}, "seconds"),
+    ("format-duration", {"seconds": -1}, "seconds"),
+    ("format-duration", {"seconds": 18446744073709551616}, "seconds"),
+    ("format-duration", {"seconds": 1.5}, "seconds"),
+    ("format-duration", {"seconds": 60, "max-parts": "two"}, "max-parts"),
+    ("format-duration", {"max-parts": 2}, "seconds"),
+    ("list-units", {"dimension": "volume"}, "dimension"),
+    ("length_convert", {"value": 1, "from-unit": "furlong", "to-unit": "metre"}, "from-unit"),
+    ("convert", {"value": [1], "from-unit": "kg", "to-unit": "g"}, "value"),
+    ("check-unit", {"symbol": "kg", "unit": "kg"}, "unit"),
+]
+
+
+def same(got: Any, want: Any) -> bool:
+    """Equal as JSON values: numbers by value (JSON has no int/float distinction), but
+    never a boolean for a number, and lists, objects and strings exactly."""
+    if isinstance(want, bool) or isinstance(got, bool):
+        return type(got) is type(want) and got == want
+    if isinstance(want, (int, float)):
+        return isinstance(got, (int, float)) and got == want
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(map(same, got, want))
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and all(same(got[k], want[k]) for k in want)
+    return type(got) is type(want) and got == want
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed: list[str] = []
+
+    def equal(self, what: str, got: Any, want: Any) -> bool:
+        if same(got, want):
+            self.passed += 1
+            return True
+        self.failed.append(f"{what}: got {json.dumps(got, ensure_ascii=False)}, want {json.dumps(want, ensure_ascii=False)}")
+        return False
+
+    def true(self, what: str, condition: bool, detail: str) -> None:
+        if condition:
+            self.passed += 1
+        else:
+            self.failed.append(f"{what}: {detail}")
+
+
+def texts(result) -> list[str]:
+    return [c.text for c in result.content if c.type == "text"]
+
+
+async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: list[float]) -> float:
+    """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
+    started = time.perf_counter()
+    async with Client(server, mode=mode) as client:
+        listed = await client.list_tools()
+        load = time.perf_counter() - started
+        tools = {tool.name: tool for tool in listed.tools}
+        checks.equal(f"[{mode}] tools/list names", sorted(tools), TOOLS)
+        for name, description in DESCRIPTIONS.items():
+            if name in tools:
+                checks.equal(f"[{mode}] description of {name}", tools[name].description, description)
+        for name, schema in INPUT_SCHEMAS.items():
+            if name in tools:
+                checks.equal(f"[{mode}] inputSchema of {name}", tools[name].input_schema, schema)
+        if "check-unit" in tools:
+            checks.equal(f"[{mode}] outputSchema of check-unit (returns result<_, string>)", tools["check-unit"].output_schema, None)
+
+        async def call(name: str, arguments: dict):
+            began = time.perf_counter()
+            result = await client.call_tool(name, arguments)
+            latencies.append(time.perf_counter() - began)
+            return result
+
+        for name, arguments, value, text in RESULTS:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
+            try:
+                result = await call(name, arguments)
+            except Exception as error:  # e.g. structuredContent not matching outputSchema
+                checks.failed.append(f"{what}: raised {type(error).__name__}: {error}")
+                continue
+            checks.equal(f"{what} isError", result.is_error, False)
+            checks.equal(f"{what} structuredContent", result.structured_content, {"result": value})
+            got = texts(result)
+            if text is not None:
+                checks.equal(f"{what} text", got, [text])
+            elif len(got) == 1:
+                checks.equal(f"{what} text as JSON", json.loads(got[0]), value)
+            else:
+                checks.failed.append(f"{what}: want one text content, got {got}")
+
+        result = await call("check-unit", {"symbol": "kg"})
+        checks.equal(f"[{mode}] check-unit kg isError", result.is_error, False)
+        checks.equal(f"[{mode}] check-unit kg content", [c.model_dump() for c in result.content], [])
+        checks.equal(f"[{mode}] check-unit kg structuredContent", result.structured_content, None)
+
+        for name, arguments, text in TOOL_ERRORS:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
+            result = await call(name, arguments)
+            checks.equal(f"{what} isError", result.is_error, True)
+            checks.equal(f"{what} text", texts(result), [text])
+
+        for name, arguments, named in REFUSED:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
+            result = await call(name, arguments)
+            got = texts(result)
+            checks.equal(f"{what} isError", result.is_error, True)
+            checks.true(f"{what} names `{named}`", any(named in t for t in got), f"text {got}")
+            if mode == "legacy":
+                print(f"  refused {name} {json.dumps(arguments)}: {' '.join(got)}")
+    return load
+
+
+async def main() -> None:
+    warden, plugins, cache = sys.argv[1:4]
+    wasm = [f for f in os.listdir(plugins) if f.endswith(".wasm")]
+    size = sum(os.path.getsize(os.path.join(plugins, f)) for f in wasm)
+    print(f"component: {', '.join(wasm)}, {size} bytes ({size / 2**20:.1f} MiB)")
+    server = StdioServerParameters(
+        command=warden, args=["serve", "--plugins", plugins, "--cache-dir", cache, "--no-watch"]
+    )
+    checks = Checks()
+    for mode, cold in (("legacy", "cold: compiled, cache empty"), ("auto", "warm: from the compiled-code cache")):
+        latencies: list[float] = []
+        try:
+            load = await session(checks, server, mode, latencies)
+        except Exception as error:
+            checks.failed.append(f"[{mode}] session failed: {type(error).__name__}: {error}")
+            continue
+        print(f"mode={mode}: tools/list answered {load:.2f} s after starting warden ({cold})")
+        if latencies:
+            ms = sorted(1000 * t for t in latencies)
+            print(
+                f"mode={mode}: {len(ms)} tools/call round trips: min {ms[0]:.1f} ms, "
+                f"median {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms"
+            )
+    for failure in checks.failed:
+        print(f"FAILED {failure}")
+    print(f"python component: {checks.passed} passed, {len(checks.failed)} failed")
+    sys.exit(1 if checks.failed else 0)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

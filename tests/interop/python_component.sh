@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A plain component written in Python: tests/interop/python-component (its own WIT
+# package, example:units, and app.py) built with componentize-py 0.25.1, then served by
+# `warden serve` and called over stdio by the official Python MCP SDK (mcp 2.3.0, both
+# protocol eras) with exact-value checks (tests/interop/python_component.py).
+#
+# Installs componentize-py and mcp into target/interop/venv (the venv the other
+# interop scripts use), builds the component into target/plugins/python-component/,
+# builds Warden (debug; WARDEN_BIN=<path> uses that binary instead). Prints the
+# component's size, how long Warden took to load it (cold and from its cache) and
+# the tools/call round trips; exits non-zero if any check failed.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$root/target/interop"
+source="$root/tests/interop/python-component"
+plugins="$root/target/plugins/python-component"
+mkdir -p "$work"
+cd "$root"
+
+if [ ! -x "$work/venv/bin/python" ]; then
+  python3 -m venv "$work/venv"
+fi
+python="$work/venv/bin/python"
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "componentize-py==0.25.1"
+componentize="$work/venv/bin/componentize-py"
+got="$("$componentize" --version)"
+[ "$got" = "componentize-py 0.25.1" ] || { echo "componentize-py is '$got', want 0.25.1"; exit 1; }
+
+# Built from a copy: componentize-py leaves a __pycache__ beside the app it reads.
+echo "== componentize-py 0.25.1: $source -> $plugins/units.wasm"
+build="$work/python-component-src"
+rm -rf "$build" "$plugins"
+mkdir -p "$plugins"
+cp -R "$source" "$build"
+(cd "$build" && "$componentize" -d wit -w units componentize app -o "$plugins/units.wasm")
+
+if [ -n "${WARDEN_BIN:-}" ]; then
+  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
+else
+  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
+  warden="$root/target/debug/warden"
+fi
+[ -x "$warden" ] || { echo "no Warden binary at $warden"; exit 1; }
+
+# An empty compiled-code cache: the first connection measures a cold load.
+cache="$work/python-component-cache"
+rm -rf "$cache"
+log="$work/python-component.log"
+echo "== Python mcp 2.3.0 over stdio: $warden serve --plugins $plugins"
+status=0
+timeout 600 "$python" "$root/tests/interop/python_component.py" "$warden" "$plugins" "$cache" 2>"$log" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "== FAILED (exit $status); the client's and Warden's stderr ($log), last 40 lines:"
+  tail -n 40 "$log"
+  exit 1
+fi
