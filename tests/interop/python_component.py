@@ -20,11 +20,17 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-TOOLS = ["check-unit", "convert", "format-duration", "length_convert", "list-units", "parse-quantity"]
+# `exports_init` is componentize-py's own: every component it builds exports a
+# plain-named instance `exports` with `init(app-name, symbols, stub-wasi)`, the hook it
+# pre-initializes the interpreter with at build time (calling it again traps: "a
+# Python interpreter is already running"). The plain-component rules serve it as a tool.
+TOOLS = ["check-unit", "convert", "exports_init", "format-duration", "length_convert", "list-units", "parse-quantity"]
 
-# World-level functions carry the doc comments of wit/units.wit. `length_convert`
-# comes from an interface of a named package (example:units/length), which the
-# component cannot carry docs for, so it is described by its WIT signature.
+# World-level functions are described by their doc comments in wit/units.wit
+# (componentize-py writes no `package-docs` section; python_component.sh adds it with
+# host/examples/embed_docs.rs). `length_convert` comes from an interface of a named
+# package (example:units/length), whose docs a component cannot carry, so it is
+# described by its signature in WIT syntax.
 DESCRIPTIONS = {
     "parse-quantity": 'Reads a quantity written as a number and a unit symbol, e.g. "3.5 km" or "-40 °F".',
     "convert": 'Converts a value between two units of the same dimension, given by symbol (e.g. "lb" to "kg", "°F" to "°C").',
@@ -33,6 +39,9 @@ DESCRIPTIONS = {
     "check-unit": "Succeeds if the unit symbol is known; otherwise the error lists the known symbols.",
     "length_convert": "convert(value: f64, from-unit: length-unit, to-unit: length-unit) -> f64",
 }
+
+# f64: a JSON number, or NaN and the infinities as strings.
+F64 = {"anyOf": [{"type": "number"}, {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]}]}
 
 INPUT_SCHEMAS = {
     "list-units": {
@@ -47,11 +56,49 @@ INPUT_SCHEMAS = {
         "type": "object",
         "properties": {
             "seconds": {"type": "integer", "minimum": 0, "maximum": 18446744073709551615},
-            "max-parts": {"anyOf": [{"type": "null"}, {"type": "integer", "minimum": 0, "maximum": 4294967295}]},
+            "max-parts": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 4294967295}, {"type": "null"}]},
         },
         "required": ["seconds"],
         "additionalProperties": False,
     },
+    "convert": {
+        "type": "object",
+        "properties": {
+            "value": F64,
+            "from-unit": {"type": "string"},
+            "to-unit": {"type": "string"},
+        },
+        "required": ["value", "from-unit", "to-unit"],
+        "additionalProperties": False,
+    },
+}
+
+# None for a function that returns nothing (check-unit: result<_, string>).
+OUTPUT_SCHEMAS = {
+    "parse-quantity": {
+        "type": "object",
+        "properties": {
+            "result": {
+                "type": "object",
+                "properties": {
+                    "value": F64,
+                    "unit": {"type": "string"},
+                    "dimension": {"type": "string", "enum": ["distance", "mass", "temperature", "duration"]},
+                },
+                "required": ["value", "unit", "dimension"],
+                "additionalProperties": False,
+            },
+        },
+        "required": ["result"],
+        "additionalProperties": False,
+    },
+    "list-units": {
+        "type": "object",
+        "properties": {"result": {"type": "array", "items": {"type": "string"}}},
+        "required": ["result"],
+        "additionalProperties": False,
+    },
+    "check-unit": None,
 }
 
 KNOWN = "mm, cm, in, ft, yd, m, km, mi, mg, g, oz, lb, kg, t, °C, °F, K, ms, s, min, h, d, wk"
@@ -65,6 +112,8 @@ RESULTS = [
     ("convert", {"value": 212, "from-unit": "°F", "to-unit": "K"}, 373.15, "373.15"),
     ("convert", {"value": 90.0, "from-unit": "min", "to-unit": "h"}, 1.5, "1.5"),
     ("convert", {"value": "Infinity", "from-unit": "°C", "to-unit": "°F"}, "Infinity", "Infinity"),
+    ("convert", {"value": "-Infinity", "from-unit": "°C", "to-unit": "K"}, "-Infinity", "-Infinity"),
+    ("convert", {"value": "NaN", "from-unit": "kg", "to-unit": "g"}, "NaN", "NaN"),
     ("list-units", {"dimension": "temperature"}, ["°C", "°F", "K"], '["°C","°F","K"]'),
     ("list-units", {"dimension": "mass"}, ["mg", "g", "oz", "lb", "kg", "t"], '["mg","g","oz","lb","kg","t"]'),
     ("format-duration", {"seconds": 93784}, "1d 2h 3m 4s", "1d 2h 3m 4s"),
@@ -137,7 +186,7 @@ def texts(result) -> list[str]:
     return [c.text for c in result.content if c.type == "text"]
 
 
-async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: list[float]) -> float:
+async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: dict[str, list[float]]) -> float:
     """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
     started = time.perf_counter()
     async with Client(server, mode=mode) as client:
@@ -151,13 +200,14 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
         for name, schema in INPUT_SCHEMAS.items():
             if name in tools:
                 checks.equal(f"[{mode}] inputSchema of {name}", tools[name].input_schema, schema)
-        if "check-unit" in tools:
-            checks.equal(f"[{mode}] outputSchema of check-unit (returns result<_, string>)", tools["check-unit"].output_schema, None)
+        for name, schema in OUTPUT_SCHEMAS.items():
+            if name in tools:
+                checks.equal(f"[{mode}] outputSchema of {name}", tools[name].output_schema, schema)
 
-        async def call(name: str, arguments: dict):
+        async def call(name: str, arguments: dict, kind: str = "called"):
             began = time.perf_counter()
             result = await client.call_tool(name, arguments)
-            latencies.append(time.perf_counter() - began)
+            latencies.setdefault(kind, []).append(time.perf_counter() - began)
             return result
 
         for name, arguments, value, text in RESULTS:
@@ -190,7 +240,7 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
 
         for name, arguments, named in REFUSED:
             what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
-            result = await call(name, arguments)
+            result = await call(name, arguments, "refused")
             got = texts(result)
             checks.equal(f"{what} isError", result.is_error, True)
             checks.true(f"{what} names `{named}`", any(named in t for t in got), f"text {got}")
@@ -209,19 +259,20 @@ async def main() -> None:
     )
     checks = Checks()
     for mode, cold in (("legacy", "cold: compiled, cache empty"), ("auto", "warm: from the compiled-code cache")):
-        latencies: list[float] = []
+        latencies: dict[str, list[float]] = {}
         try:
             load = await session(checks, server, mode, latencies)
         except Exception as error:
             checks.failed.append(f"[{mode}] session failed: {type(error).__name__}: {error}")
             continue
         print(f"mode={mode}: tools/list answered {load:.2f} s after starting warden ({cold})")
-        if latencies:
-            ms = sorted(1000 * t for t in latencies)
-            print(
-                f"mode={mode}: {len(ms)} tools/call round trips: min {ms[0]:.1f} ms, "
-                f"median {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms"
-            )
+        for kind, what in (("called", "reaching the component"), ("refused", "refused by the schema")):
+            if kind in latencies:
+                ms = sorted(1000 * t for t in latencies[kind])
+                print(
+                    f"mode={mode}: {len(ms)} tools/call round trips {what}: min {ms[0]:.1f} ms, "
+                    f"median {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms"
+                )
     for failure in checks.failed:
         print(f"FAILED {failure}")
     print(f"python component: {checks.passed} passed, {len(checks.failed)} failed")

@@ -5,8 +5,9 @@
 # protocol eras) with exact-value checks (tests/interop/python_component.py).
 #
 # Installs componentize-py and mcp into target/interop/venv (the venv the other
-# interop scripts use), builds the component into target/plugins/python-component/,
-# builds Warden (debug; WARDEN_BIN=<path> uses that binary instead). Prints the
+# interop scripts use), builds the component, adds the WIT's doc comments to it
+# (host/examples/embed_docs.rs) into target/plugins/python-component/, builds Warden
+# (debug; WARDEN_BIN=<path> uses that binary instead). Prints the
 # component's size, how long Warden took to load it (cold and from its cache) and
 # the tools/call round trips; exits non-zero if any check failed.
 set -euo pipefail
@@ -27,12 +28,18 @@ got="$("$componentize" --version)"
 [ "$got" = "componentize-py 0.25.1" ] || { echo "componentize-py is '$got', want 0.25.1"; exit 1; }
 
 # Built from a copy: componentize-py leaves a __pycache__ beside the app it reads.
-echo "== componentize-py 0.25.1: $source -> $plugins/units.wasm"
-build="$work/python-component-src"
+build="$work/python-component-build"
+echo "== componentize-py 0.25.1: $source -> $build/units.wasm"
 rm -rf "$build" "$plugins"
 mkdir -p "$plugins"
 cp -R "$source" "$build"
-(cd "$build" && "$componentize" -d wit -w units componentize app -o "$plugins/units.wasm")
+(cd "$build" && "$componentize" -d wit -w units componentize app -o "$build/units.wasm")
+
+# componentize-py writes no `package-docs` section, so the doc comments of the WIT
+# are added with Warden's own `plain::docs::embed` (host/examples/embed_docs.rs).
+cargo build --quiet -p warden --example embed_docs --manifest-path "$root/Cargo.toml"
+echo "== doc comments of $source/wit -> $plugins/units.wasm"
+"$root/target/debug/examples/embed_docs" "$build/units.wasm" "$source/wit" units "$plugins/units.wasm"
 
 if [ -n "${WARDEN_BIN:-}" ]; then
   warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
