@@ -4,10 +4,11 @@
 //! `transport` → `mcp` (the handler) → `catalog` → `plugin` / `runtime`
 //! (a fresh `Sandbox` per call). Loading: `loader` reads a folder, checks
 //! each `manifest` and the plugin's `declarations`, with compiled code from
-//! the `cache`. While serving, the `watcher` reports changed files and the
+//! the `cache`; tools are served with the `annotations` its grants make true. While serving, the `watcher` reports changed files and the
 //! `reconciler` reloads them, swaps in a new catalog and notifies clients.
 //! `dev` adds a build of the plugin's crate in front of that loop.
 
+pub mod annotations;
 pub mod audit;
 pub mod cache;
 pub mod catalog;

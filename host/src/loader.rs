@@ -305,6 +305,7 @@ impl Loader {
             .map_err(|(failure, step)| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, step)))?;
         declaration_limits::check(&declared)?;
         let tools = declarations::tools(declared.tools).context("its `list-tools` answer is malformed")?;
+        let tools = crate::annotations::serve(&plugin_name, &manifest.grants, tools);
         let resources =
             declarations::resources(declared.resources).context("its `list-resources` answer is malformed")?;
         let templates =
