@@ -11,8 +11,10 @@ use crate::catalog::Catalog;
 use crate::grants::Grants;
 use crate::loader::{self, LoadError, Loader, PluginSource};
 use crate::manifest::{Limits, format_size};
+use crate::plain::PlainExports;
 use crate::plugin::Plugin;
 use crate::runtime::Runtime;
+use serde_json::Value;
 
 /// Checks a plugins folder, or one plugin (a `.wasm` file or a folder
 /// plugin). Prints a report; returns whether everything is valid.
@@ -116,7 +118,17 @@ fn describe(out: &mut String, plugin: &Plugin) {
     let rows = [
         ("manifest", manifest),
         ("sha256", plugin.sha256.clone()),
-        ("exports", plugin.exports.names().join(", ")),
+        (
+            "exports",
+            match &plugin.plain {
+                Some(plain) => format!(
+                    "plain component: {} function(s) served as tools, {} skipped",
+                    plain.functions.len(),
+                    plain.skipped.len()
+                ),
+                None => plugin.exports.names().join(", "),
+            },
+        ),
         ("tools", tools),
         ("resources", resources),
         ("prompts", prompts),
@@ -125,7 +137,37 @@ fn describe(out: &mut String, plugin: &Plugin) {
     for (key, value) in rows.into_iter().chain(grants(&policy.grants)) {
         let _ = writeln!(out, "  {key:<12} {value}");
     }
+    if let Some(plain) = &plugin.plain {
+        describe_functions(out, plugin, plain);
+    }
     out.push('\n');
+}
+
+/// For a plain component: which function became which tool, with what
+/// schemas, and which functions were skipped and why.
+fn describe_functions(out: &mut String, plugin: &Plugin, plain: &PlainExports) {
+    for function in &plain.functions {
+        let _ = writeln!(out, "  function {} → tool `{}`", function.export_name, function.tool);
+        let Some(decl) = plugin.tools.iter().find(|t| t.tool.name == function.tool) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "    description  {}",
+            decl.tool.description.as_deref().unwrap_or("")
+        );
+        let _ = writeln!(
+            out,
+            "    input        {}",
+            Value::Object((*decl.tool.input_schema).clone())
+        );
+        if let Some(output) = &decl.tool.output_schema {
+            let _ = writeln!(out, "    output       {}", Value::Object((**output).clone()));
+        }
+    }
+    for skipped in &plain.skipped {
+        let _ = writeln!(out, "  function {} skipped: {}", skipped.export_name, skipped.reason);
+    }
 }
 
 fn limits(limits: &Limits) -> String {
@@ -187,6 +229,11 @@ fn grants(grants: &Grants) -> Vec<(&'static str, String)> {
             "environment",
             // Names only: values may be secrets.
             list(grants.env.iter().map(|(name, _)| name.clone()).collect()),
+        ),
+        (
+            "config",
+            // Keys only, like variables.
+            list(grants.config.iter().map(|(key, _)| key.clone()).collect()),
         ),
     ]
 }

@@ -20,6 +20,8 @@ pub struct Grants {
     pub sockets: SocketGrant,
     /// Variables the guest sees: copied from the host (`pass`) or set.
     pub env: Vec<(String, String)>,
+    /// What `wasi:config/store` answers: the manifest's `[config]`.
+    pub config: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,9 @@
 //!
 //! Data flows one way, and the modules follow it:
 //! `transport` → `mcp` (the handler) → `catalog` → `plugin` / `runtime`
-//! (a fresh `Sandbox` per call). Loading: `loader` reads a folder, checks
+//! (a fresh `Sandbox` per call), which speaks to a component through the
+//! `warden:plugin` contract or, for a `plain` component, through its own
+//! exported functions. Loading: `loader` reads a folder, checks
 //! each `manifest` and the plugin's `declarations`, with compiled code from
 //! the `cache`. While serving, the `watcher` reports changed files and the
 //! `reconciler` reloads them, swaps in a new catalog and notifies clients.
@@ -22,6 +24,7 @@ pub mod manifest;
 pub mod mcp;
 pub mod naming;
 pub mod pinned;
+pub mod plain;
 pub mod plugin;
 pub mod printable;
 pub mod reconciler;

@@ -17,10 +17,11 @@ use crate::grants::{ProtectedFolders, check_mount_layout};
 use crate::manifest::Manifest;
 use crate::naming;
 use crate::pinned::canonical_as_far_as_exists;
-use crate::plugin::{Exports, Plugin};
+use crate::plain::{self, PlainExports, Skipped};
+use crate::plugin::{Declared, Exports, Plugin};
 use crate::runtime::bindings::{completions, prompts, resources, tools};
 use crate::runtime::mounts::PinnedMounts;
-use crate::runtime::{CallContext, Policy, Prepared, Runtime};
+use crate::runtime::{self, CallContext, Policy, Prepared, Runtime};
 use crate::{declaration_limits, declarations};
 
 /// The contract version this host serves.
@@ -253,6 +254,7 @@ impl Loader {
             );
         }
         check_header(&bytes)?;
+        let bytes = Arc::new(bytes);
         let metered = manifest.limits.fuel.is_some();
         let engine = runtime.engine_for(metered)?.clone();
         let reused = reusable
@@ -263,10 +265,10 @@ impl Loader {
             Some(component) => (component, CodeOrigin::Reused),
             None => {
                 let cache = self.cache.clone();
-                let sha256 = sha256.clone();
+                let (sha256, bytes, engine) = (sha256.clone(), bytes.clone(), engine.clone());
                 tokio::task::spawn_blocking(move || match cache {
                     Some(cache) => cache.load_or_compile(&engine, &sha256, &bytes),
-                    None => Component::new(&engine, &bytes)
+                    None => Component::new(&engine, &*bytes)
                         .map(|component| (component, CodeOrigin::Compiled))
                         .map_err(|e| anyhow!("cannot compile the component: {e:#}")),
                 })
@@ -275,34 +277,50 @@ impl Loader {
             }
         };
         check_contract_version(runtime, &component)?;
+        check_imports(runtime, &component)?;
         let pre = runtime.prepare(&component).map_err(|e| {
             anyhow!(
-                "it needs an import Warden does not provide ({e:#}); plugins may import only WASI 0.2 and {CONTRACT}'s `host`"
+                "it needs an import Warden does not provide ({e:#}); {}",
+                runtime::PROVIDED_IMPORTS_HELP
             )
         })?;
-        let exports = Exports {
-            tools: tools::GuestIndices::new(&pre).ok(),
-            resources: resources::GuestIndices::new(&pre).ok(),
-            prompts: prompts::GuestIndices::new(&pre).ok(),
-            completions: completions::GuestIndices::new(&pre).ok(),
+        let (exports, plain) = if exports_contract(runtime, &component) {
+            let exports = Exports {
+                tools: tools::GuestIndices::new(&pre).ok(),
+                resources: resources::GuestIndices::new(&pre).ok(),
+                prompts: prompts::GuestIndices::new(&pre).ok(),
+                completions: completions::GuestIndices::new(&pre).ok(),
+            };
+            if exports.names().is_empty() {
+                bail!("{}", describe_foreign_exports(runtime, &component));
+            }
+            (exports, None)
+        } else {
+            let plain = plain_functions(&engine, &component, &bytes, &name)?;
+            (Exports::default(), Some(plain))
         };
-        if exports.names().is_empty() {
-            bail!("{}", describe_foreign_exports(runtime, &component));
-        }
         let manifest_name = crate::plugin::manifest_name(&source.component, source.manifest.as_deref());
         let prepared = Prepared::new(
             pre,
             Policy {
                 limits: manifest.limits.clone(),
                 grants: Arc::new(manifest.grants.clone()),
+                config: Arc::new(manifest.grants.config.iter().cloned().collect()),
                 mounts,
                 manifest: manifest_name.clone().into(),
             },
         );
         let plugin_name: Arc<str> = name.into();
-        let declared = Plugin::declared(runtime, &prepared, &exports, CallContext::detached(plugin_name.clone()))
-            .await
-            .map_err(|(failure, step)| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, step)))?;
+        let declared = match &plain {
+            // A plain component's tools follow from its types: nothing to ask.
+            Some(plain) => Declared {
+                tools: plain.functions.iter().map(|f| f.declared.clone()).collect(),
+                ..Declared::default()
+            },
+            None => Plugin::declared(runtime, &prepared, &exports, CallContext::detached(plugin_name.clone()))
+                .await
+                .map_err(|(failure, step)| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, step)))?,
+        };
         declaration_limits::check(&declared)?;
         let tools = declarations::tools(declared.tools).context("its `list-tools` answer is malformed")?;
         let resources =
@@ -319,6 +337,7 @@ impl Loader {
             code,
             prepared,
             exports,
+            plain,
             tools,
             resources,
             templates,
@@ -385,6 +404,73 @@ fn check_contract_version(runtime: &Runtime, component: &wasmtime::component::Co
         );
     }
     Ok(())
+}
+
+/// Whether the component speaks the contract: it exports any of its
+/// interfaces. Any other component is served as a plain component.
+fn exports_contract(runtime: &Runtime, component: &Component) -> bool {
+    component
+        .component_type()
+        .exports(runtime.engine())
+        .any(|(name, _)| name.starts_with("warden:plugin/"))
+}
+
+/// Refuses a component that imports what Warden does not provide, naming
+/// each such import and what Warden provides instead.
+fn check_imports(runtime: &Runtime, component: &Component) -> Result<()> {
+    let foreign: Vec<String> = component
+        .component_type()
+        .imports(runtime.engine())
+        .map(|(name, _)| name)
+        .filter(|name| !runtime::provides(name))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if !foreign.is_empty() {
+        bail!(
+            "it imports {}, which Warden does not provide; {}",
+            foreign.join(", "),
+            runtime::PROVIDED_IMPORTS_HELP
+        );
+    }
+    Ok(())
+}
+
+/// The functions of a plain component that can be served as tools. Each
+/// one is held to the same rules as a declared tool, alone, so one function
+/// with an oversized schema is skipped rather than refusing the rest.
+fn plain_functions(engine: &Engine, component: &Component, bytes: &[u8], plugin: &str) -> Result<PlainExports> {
+    let mut plain = plain::discover(component, engine, bytes);
+    // Bound the count and sizes before compiling anyone's schema.
+    declaration_limits::check(&Declared {
+        tools: plain.functions.iter().map(|f| f.declared.clone()).collect(),
+        ..Declared::default()
+    })?;
+    let candidates = std::mem::take(&mut plain.functions);
+    for function in candidates {
+        match declarations::tools(vec![function.declared.clone()]) {
+            Ok(_) => plain.functions.push(function),
+            Err(error) => plain.skipped.push(Skipped {
+                export_name: function.export_name,
+                reason: format!("{error:#}"),
+            }),
+        }
+    }
+    for skipped in &plain.skipped {
+        tracing::warn!(
+            plugin,
+            "function `{}` is not served as a tool: {}",
+            skipped.export_name,
+            skipped.reason
+        );
+    }
+    if plain.functions.is_empty() {
+        bail!(
+            "it exports no function that can be served as a tool ({} skipped); a plugin exports \
+             functions, or at least one of {CONTRACT}'s tools, resources or prompts",
+            plain.skipped.len()
+        );
+    }
+    Ok(plain)
 }
 
 /// Explains a component that exports none of the contract's interfaces.

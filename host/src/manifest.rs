@@ -81,6 +81,9 @@ struct RawManifest {
     network: RawNetwork,
     #[serde(default)]
     environment: RawEnvironment,
+    /// Settings a component reads through `wasi:config/store`.
+    #[serde(default)]
+    config: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -209,6 +212,7 @@ impl Manifest {
                 dns: raw.network.dns,
             },
             env: environment(raw.environment)?,
+            config: config(raw.config)?,
         };
         Ok(Self {
             name: raw.plugin.name,
@@ -293,6 +297,18 @@ fn environment(raw: RawEnvironment) -> Result<Vec<(String, String)>> {
         env.push((name, value));
     }
     Ok(env)
+}
+
+/// `[config]`: string values only, since that is all `wasi:config/store` returns.
+fn config(raw: BTreeMap<String, toml::Value>) -> Result<Vec<(String, String)>> {
+    raw.into_iter()
+        .map(|(key, value)| match value {
+            toml::Value::String(text) => Ok((key, text)),
+            other => {
+                bail!("`config.{key}` must be a string (`wasi:config/store` returns strings); write it as \"{other}\"")
+            }
+        })
+        .collect()
 }
 
 fn parse_optional<T>(value: Option<String>, key: &str, parse: fn(&str) -> Result<T>) -> Result<Option<T>> {

@@ -8,6 +8,7 @@ use wasmtime::component::Component;
 
 use crate::cache::CodeOrigin;
 use crate::declarations::{PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
+use crate::plain::{self, PlainExports};
 use crate::runtime::bindings::{completions, prompts, resources, tools, types};
 use crate::runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
 
@@ -50,7 +51,10 @@ pub struct Plugin {
     /// Where `component` came from at this load.
     pub code: CodeOrigin,
     pub prepared: Prepared,
+    /// What it exports of the contract (nothing, for a plain component).
     pub exports: Exports,
+    /// The functions of a plain component, served as its tools.
+    pub plain: Option<PlainExports>,
     pub tools: Vec<ToolDecl>,
     pub resources: Vec<ResourceDecl>,
     pub templates: Vec<TemplateDecl>,
@@ -98,6 +102,9 @@ impl Plugin {
         arguments: String,
         call: CallContext,
     ) -> (Result<ToolReply, CallFailure>, CallReport) {
+        if let Some(plain) = &self.plain {
+            return self.call_function(runtime, plain, tool, &arguments, call).await;
+        }
         let tool = tool.to_string();
         let indices = self
             .exports
@@ -110,6 +117,53 @@ impl Plugin {
                 guest.call_call_tool(&mut *store, &tool, &arguments).await
             })
             .await
+    }
+
+    /// Checks that `arguments` (which matched the tool's schema) can become
+    /// the parameters of a plain component's function; contract plugins
+    /// check their own.
+    pub fn check_arguments(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), String> {
+        match self.plain.as_ref().and_then(|plain| plain.function(tool)) {
+            Some(function) => plain::arguments(function, arguments).map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// Calls one function of a plain component in a fresh sandbox. Arguments
+    /// that cannot become its parameters are refused before any sandbox
+    /// exists.
+    async fn call_function(
+        &self,
+        runtime: &Runtime,
+        plain: &PlainExports,
+        tool: &str,
+        arguments: &str,
+        call: CallContext,
+    ) -> (Result<ToolReply, CallFailure>, CallReport) {
+        let Some(function) = plain.function(tool) else {
+            return (
+                Ok(Err(types::Error::NotFound(format!("tool `{tool}`")))),
+                CallReport::default(),
+            );
+        };
+        let params = serde_json::from_str(arguments)
+            .map_err(|e| format!("not JSON: {e}"))
+            .and_then(|arguments| plain::arguments(function, &arguments));
+        let params = match params {
+            Ok(params) => params,
+            Err(why) => return (Ok(Err(types::Error::InvalidArguments(why))), CallReport::default()),
+        };
+        let (returned, report) = runtime
+            .invoke(&self.prepared, call, async |store, instance| {
+                let func = instance
+                    .get_func(&mut *store, function.export)
+                    .ok_or_else(|| wasmtime::format_err!("`{}` is not exported", function.export_name))?;
+                let mut results = vec![wasmtime::component::Val::Bool(false); usize::from(function.result.is_some())];
+                func.call_async(&mut *store, &params, &mut results).await?;
+                Ok(results.pop())
+            })
+            .await;
+        (returned.map(|value| plain::reply(function, value)), report)
     }
 
     /// Reads one resource in a fresh sandbox. Only called for a plugin that

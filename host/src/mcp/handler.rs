@@ -710,7 +710,13 @@ impl ServerHandler for WardenServer {
             arguments_text.len(),
         );
 
-        let violations = declarations::violations(&decl.input, &arguments);
+        let mut violations = declarations::violations(&decl.input, &arguments);
+        // What a schema cannot say (a base64 body): checked before any sandbox exists.
+        if violations.is_empty()
+            && let Err(problem) = plugin.check_arguments(&request.name, &arguments)
+        {
+            violations.push(problem);
+        }
         let validated = invocation.audit.started.elapsed();
         if !violations.is_empty() {
             invocation.finish(Outcome::Rejected, None, &CallReport::default());

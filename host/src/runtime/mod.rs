@@ -2,6 +2,7 @@
 //! machinery that runs one call in a fresh, limited sandbox.
 
 pub mod bindings;
+pub mod config_store;
 pub mod denials;
 pub mod egress;
 pub mod event_budget;
@@ -155,6 +156,31 @@ pub struct CallReport {
     pub denials: Vec<String>,
 }
 
+/// The interfaces a component may import: what `Backend::new` links.
+/// Versions are matched by wasmtime (any 0.2.x of WASI).
+const PROVIDED_IMPORTS: [&str; 9] = [
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+    "wasi:http/",
+    "wasi:config/store@",
+    "warden:plugin/",
+];
+
+/// What to tell the author of a component that imports something else.
+pub const PROVIDED_IMPORTS_HELP: &str = "Warden provides WASI 0.2 (cli, clocks, filesystem, io, random, sockets, \
+     http — each governed by the manifest), `wasi:config/store` (values from the manifest's `[config]`) \
+     and the `warden:plugin` host interface";
+
+/// Whether Warden provides the import `name` (an interface name such as
+/// `wasi:io/streams@0.2.6`).
+pub fn provides(name: &str) -> bool {
+    PROVIDED_IMPORTS.iter().any(|prefix| name.starts_with(prefix))
+}
+
 /// An engine and the linker that provides Warden's imports on it.
 struct Backend {
     engine: Engine,
@@ -170,6 +196,7 @@ impl Backend {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("cannot link WASI HTTP")?;
+        config_store::add_to_linker(&mut linker).context("cannot link WASI config")?;
         bindings::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
             .map_err(anyhow::Error::from)
             .context("cannot link the host interface")?;
@@ -292,6 +319,10 @@ impl Runtime {
         };
         let mut store = Store::new(plugin.pre.engine(), sandbox);
         store.limiter(|sandbox| &mut sandbox.limiter);
+        // What one crossing (an answer, or data passed to a host function)
+        // may make the host allocate to read it: a `list<string>` whose
+        // items all point at the same bytes must not be copied without end.
+        store.set_hostcall_fuel(hostcall_fuel(limits.output));
         if let Some(fuel) = limits.fuel {
             store
                 .set_fuel(fuel)
@@ -362,6 +393,14 @@ impl Runtime {
             let _ = self.memory_reset.check();
         }
     }
+}
+
+/// The host memory one guest-to-host crossing may take, in bytes as
+/// wasmtime counts them (each lifted value costs its in-memory size, so a
+/// `list<u8>` of n bytes costs about 32 n): 64 times the output limit,
+/// between 16 MiB and 256 MiB.
+pub fn hostcall_fuel(output_limit: u64) -> usize {
+    usize::try_from(output_limit.saturating_mul(64).clamp(16 << 20, 256 << 20)).unwrap_or(256 << 20)
 }
 
 /// A full resource table: the guest held `[limits] handles` resources.

@@ -17,6 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::{LogLevel, warden::plugin as contract};
+use super::config_store::ConfigValues;
 use super::denials::Denials;
 use super::egress::Egress;
 use super::event_budget::EventBudget;
@@ -127,6 +128,8 @@ pub struct Policy {
     pub mounts: PinnedMounts,
     /// The manifest's file name, for messages that say what to change.
     pub manifest: Arc<str>,
+    /// `grants.config`, in the form `wasi:config/store` reads.
+    pub config: ConfigValues,
 }
 
 pub struct Sandbox {
@@ -140,6 +143,8 @@ pub struct Sandbox {
     pub stderr: CapturedOutput,
     pub denials: Denials,
     events: EventBudget,
+    /// What `wasi:config/store` answers: the manifest's `[config]`.
+    pub config: ConfigValues,
 }
 
 impl Sandbox {
@@ -214,6 +219,7 @@ impl Sandbox {
             stderr,
             denials,
             events: EventBudget::new(policy.limits.log_output),
+            config: policy.config.clone(),
         })
     }
 

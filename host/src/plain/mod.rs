@@ -1,0 +1,330 @@
+//! Plain components: components written for no particular host. Each
+//! function they export (at world level or in an exported interface) is
+//! served as a tool, with a schema derived from its WIT types (`schema.rs`),
+//! its WIT doc comment as description where the binary carries one
+//! (`docs.rs`), and JSON converted to component values and back
+//! (`values.rs`).
+
+pub mod docs;
+pub mod schema;
+pub mod values;
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::types::{ComponentFunc, ComponentItem, Type};
+use wasmtime::component::{Component, ComponentExportIndex, Val};
+
+use crate::naming;
+use crate::runtime::bindings::types;
+use docs::Docs;
+use schema::Unsupported;
+
+/// One exported function served as a tool.
+pub struct PlainFunction {
+    /// The tool name (see `tool_name`).
+    pub tool: String,
+    /// Where it is in the component, as WIT names it: `add`, `ns:pkg/iface@1.0.0#add`.
+    pub export_name: String,
+    pub export: ComponentExportIndex,
+    pub params: Vec<(String, Type)>,
+    /// The declared result type, if the function returns anything.
+    pub result: Option<Type>,
+    /// The tool as the plugin would have declared it under the contract.
+    pub declared: types::Tool,
+}
+
+/// A function that is not served, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub export_name: String,
+    pub reason: String,
+}
+
+/// What a plain component offers.
+#[derive(Default)]
+pub struct PlainExports {
+    pub functions: Vec<PlainFunction>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl PlainExports {
+    pub fn function(&self, tool: &str) -> Option<&PlainFunction> {
+        self.functions.iter().find(|f| f.tool == tool)
+    }
+}
+
+/// Reads the functions a component exports. `bytes` is the component's
+/// binary, for the doc comments it may carry.
+pub fn discover(component: &Component, engine: &Engine, bytes: &[u8]) -> PlainExports {
+    let docs = Docs::read(bytes);
+    let mut found = PlainExports::default();
+    for (name, item) in component.component_type().exports(engine) {
+        match item.ty {
+            ComponentItem::ComponentFunc(func) => {
+                let index = component.get_export_index(None, name);
+                consider(&mut found, &docs, None, name, &func, index);
+            }
+            ComponentItem::ComponentInstance(instance) => {
+                if name.starts_with("wasi:") {
+                    // `wasi:cli/run`, `wasi:http/incoming-handler`: entry
+                    // points for other hosts, not tools.
+                    found.skipped.push(Skipped {
+                        export_name: name.to_string(),
+                        reason: "a WASI entry point, not a tool".into(),
+                    });
+                    continue;
+                }
+                let instance_index = component.get_export_index(None, name);
+                for (function, item) in instance.exports(engine) {
+                    let export_name = format!("{name}#{function}");
+                    match item.ty {
+                        ComponentItem::ComponentFunc(func) => {
+                            let index = instance_index
+                                .as_ref()
+                                .and_then(|i| component.get_export_index(Some(i), function));
+                            consider(&mut found, &docs, Some(name), function, &func, index);
+                        }
+                        ComponentItem::ComponentInstance(_) => found.skipped.push(Skipped {
+                            export_name,
+                            reason: "a nested instance; only functions of top-level exports are served".into(),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    found.functions.sort_by(|a, b| a.tool.cmp(&b.tool));
+    found
+}
+
+fn consider(
+    found: &mut PlainExports,
+    docs: &Docs,
+    interface: Option<&str>,
+    function: &str,
+    func: &ComponentFunc,
+    index: Option<ComponentExportIndex>,
+) {
+    let export_name = match interface {
+        Some(interface) => format!("{interface}#{function}"),
+        None => function.to_string(),
+    };
+    let skip = |found: &mut PlainExports, reason: String| {
+        found.skipped.push(Skipped {
+            export_name: export_name.clone(),
+            reason,
+        });
+    };
+    if let Some(resource) = resource_of(function) {
+        return skip(
+            found,
+            format!("it belongs to resource `{resource}`, whose handles cannot cross as JSON"),
+        );
+    }
+    if func.async_() {
+        return skip(found, "an async function; Warden calls synchronous exports only".into());
+    }
+    let Some(index) = index else {
+        return skip(found, "wasmtime cannot find its export index".into());
+    };
+    match declare(interface, function, func, docs) {
+        Ok((declared, params, result)) => found.functions.push(PlainFunction {
+            tool: declared.name.clone(),
+            export_name,
+            export: index,
+            params,
+            result,
+            declared,
+        }),
+        Err(Unsupported(reason)) => skip(found, reason),
+    }
+}
+
+type Declared = (types::Tool, Vec<(String, Type)>, Option<Type>);
+
+/// The tool a function becomes.
+fn declare(
+    interface: Option<&str>,
+    function: &str,
+    func: &ComponentFunc,
+    docs: &Docs,
+) -> Result<Declared, Unsupported> {
+    let params: Vec<(String, Type)> = func.params().map(|(name, ty)| (name.to_string(), ty)).collect();
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for (name, ty) in &params {
+        let schema =
+            schema::schema(ty).map_err(|Unsupported(why)| Unsupported(format!("parameter `{name}`: {why}")))?;
+        if !matches!(ty, Type::Option(_)) {
+            required.push(Value::from(name.as_str()));
+        }
+        properties.insert(name.clone(), schema);
+    }
+    let results: Vec<Type> = func.results().collect();
+    let result = match results.len() {
+        0 => None,
+        1 => Some(results[0].clone()),
+        n => {
+            return Err(Unsupported(format!(
+                "it returns {n} values; Warden serves functions returning one"
+            )));
+        }
+    };
+    // A top-level `result<T, E>` is success or a tool error: the output is `T`.
+    let output = match &result {
+        Some(Type::Result(outcome)) => outcome.ok(),
+        other => other.clone(),
+    };
+    if let Some(Type::Result(outcome)) = &result
+        && let Some(err) = outcome.err()
+    {
+        schema::schema(&err).map_err(|Unsupported(why)| Unsupported(format!("its error: {why}")))?;
+    }
+    let output_schema = output
+        .as_ref()
+        .map(|ty| {
+            let schema = schema::schema(ty).map_err(|Unsupported(why)| Unsupported(format!("its result: {why}")))?;
+            Ok(schema::object(
+                Map::from_iter([("result".to_string(), schema)]),
+                vec!["result".into()],
+            ))
+        })
+        .transpose()?;
+    let signature = signature(function, &params, result.as_ref());
+    let description = docs
+        .function(interface, function)
+        .map(str::to_string)
+        .unwrap_or_else(|| signature.clone());
+    let declared = types::Tool {
+        name: tool_name(interface, function),
+        title: None,
+        description,
+        input_schema: schema::object(properties, required).to_string(),
+        output_schema: output_schema.map(|s| s.to_string()),
+        annotations: None,
+    };
+    Ok((declared, params, result))
+}
+
+/// `[method]counter.get` → `counter`.
+fn resource_of(function: &str) -> Option<&str> {
+    let rest = ["[constructor]", "[method]", "[static]"]
+        .iter()
+        .find_map(|prefix| function.strip_prefix(prefix))?;
+    Some(rest.split('.').next().unwrap_or(rest))
+}
+
+/// The WIT signature, e.g. `add(a: s64, b: s64) -> s64`.
+pub fn signature(function: &str, params: &[(String, Type)], result: Option<&Type>) -> String {
+    let params: Vec<String> = params
+        .iter()
+        .map(|(name, ty)| format!("{name}: {}", schema::wit_name(ty)))
+        .collect();
+    let mut text = format!("{function}({})", params.join(", "));
+    if let Some(result) = result {
+        text.push_str(" -> ");
+        text.push_str(&schema::wit_name(result));
+    }
+    text
+}
+
+/// The tool name of a function: its WIT name at world level, and
+/// `interface_function` for a function of an exported interface, where
+/// `interface` is the interface's own name (`ns:pkg/files@1.0.0` → `files`).
+/// WIT identifiers never contain `_`, so the two forms cannot collide. A name
+/// past the 64-character limit keeps 55 characters and a hash of the rest.
+pub fn tool_name(interface: Option<&str>, function: &str) -> String {
+    let full = match interface {
+        Some(interface) => {
+            let short = interface.rsplit('/').next().unwrap_or(interface);
+            let short = short.split('@').next().unwrap_or(short);
+            format!("{short}_{function}")
+        }
+        None => function.to_string(),
+    };
+    if naming::check_item_name(&full).is_ok() {
+        return full;
+    }
+    let digest = hex::encode(Sha256::digest(full.as_bytes()));
+    let keep: String = full
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(55)
+        .collect();
+    format!("{keep}_{}", &digest[..8])
+}
+
+/// Converts validated JSON arguments into the function's parameters.
+pub fn arguments(function: &PlainFunction, arguments: &Value) -> Result<Vec<Val>, String> {
+    function
+        .params
+        .iter()
+        .map(|(name, ty)| match arguments.get(name) {
+            Some(value) => values::to_val(ty, value, name),
+            None if matches!(ty, Type::Option(_)) => Ok(Val::Option(None)),
+            None => Err(format!("{name}: missing")),
+        })
+        .collect()
+}
+
+/// What the function's return value becomes for the client.
+pub fn reply(function: &PlainFunction, returned: Option<Val>) -> Result<types::CallResult, types::Error> {
+    let (ty, value) = match (&function.result, returned) {
+        (Some(Type::Result(outcome)), Some(Val::Result(result))) => match result {
+            Ok(payload) => (outcome.ok(), payload.map(|p| *p)),
+            Err(payload) => {
+                let text = match (outcome.err(), payload) {
+                    (Some(ty), Some(payload)) => text_of(&values::to_json(&ty, &payload)),
+                    _ => format!("`{}` returned an error", function.export_name),
+                };
+                return Err(types::Error::Failed(text));
+            }
+        },
+        (ty, value) => (ty.clone(), value),
+    };
+    let (Some(ty), Some(value)) = (ty, value) else {
+        return Ok(types::CallResult {
+            content: Vec::new(),
+            structured_content: None,
+            is_error: false,
+        });
+    };
+    let json = values::to_json(&ty, &value);
+    Ok(types::CallResult {
+        content: vec![types::Content::Text(text_of(&json))],
+        structured_content: Some(json!({ "result": json }).to_string()),
+        is_error: false,
+    })
+}
+
+/// A string as itself; anything else as JSON text.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_are_deterministic_and_valid() {
+        assert_eq!(tool_name(None, "add"), "add");
+        assert_eq!(tool_name(Some("acme:math/ops@1.2.0"), "add"), "ops_add");
+        assert_eq!(tool_name(Some("local"), "add-all"), "local_add-all");
+        let long = tool_name(Some("ns:p/a-very-long-interface-name-indeed"), &"f".repeat(60));
+        assert_eq!(long.len(), 64);
+        assert!(naming::check_item_name(&long).is_ok());
+        assert_eq!(
+            long,
+            tool_name(Some("ns:p/a-very-long-interface-name-indeed"), &"f".repeat(60))
+        );
+        assert_eq!(resource_of("[method]counter.get"), Some("counter"));
+        assert_eq!(resource_of("add"), None);
+    }
+}
