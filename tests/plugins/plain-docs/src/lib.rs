@@ -1,6 +1,8 @@
 //! A plain component with doc comments on some of its functions: at world level
-//! (`greet`, documented; `add`, not) and in two exported interfaces, `math` and `text`.
-//! The doc comments reach the component in the WIT package wit-bindgen embeds.
+//! (`greet`, documented; `add`, not), in two exported interfaces of its package, `math` and
+//! `text`, and in `stats`, an interface defined inline in the world. The toolchain does not
+//! put the doc comments in the component (wit-bindgen 0.61, wasm-component-ld); the tests
+//! add a `package-docs` section to it.
 
 wit_bindgen::generate!({
     path: "wit",
@@ -8,6 +10,7 @@ wit_bindgen::generate!({
 });
 
 use exports::example::plain_docs::{math, text};
+use exports::stats;
 
 struct PlainDocs;
 
@@ -38,6 +41,16 @@ impl text::Guest for PlainDocs {
 
     fn length(text: String) -> u32 {
         text.chars().count() as u32
+    }
+}
+
+impl stats::Guest for PlainDocs {
+    fn mean(values: Vec<f64>) -> f64 {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+
+    fn count(values: Vec<f64>) -> u32 {
+        values.len() as u32
     }
 }
 
