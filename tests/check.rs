@@ -64,3 +64,45 @@ async fn reports_grants_and_limits_and_fails_on_any_invalid_plugin() {
         "{report}"
     );
 }
+
+#[tokio::test]
+async fn shows_each_tools_claimed_and_served_annotations_and_the_corrections() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = PluginDir::with(&["full", "prefixed"]);
+    dir.write(
+        "full.toml",
+        format!(
+            "[filesystem]\n\"{}\" = {{ mount = \"/data\", access = \"read-write\" }}\n",
+            data.path().display()
+        ),
+    );
+    let (ok, report) = check(&["--plugins".as_ref(), dir.path().as_os_str()]).await;
+    assert!(ok, "{report}");
+    let expected_full = format!(
+        "  tool         add\n\
+         \x20   served     {{\"title\":\"Add\",\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}\n\
+         \x20   claimed    {{\"title\":\"Add\",\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}\n\
+         \x20   corrected  readOnlyHint claimed true, served false: it can change things outside its sandbox through \
+         filesystem.\"{}\" (read-write)\n\n",
+        data.path().display()
+    );
+    assert!(report.contains(&expected_full), "{report}");
+    // No annotations declared, no grant: all derived.
+    let expected_prefixed = "  tool         prefixed_echo\n\
+         \x20   served     {\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}\n\
+         \x20   claimed    nothing (the plugin declares no annotations)\n\n";
+    assert!(report.contains(expected_prefixed), "{report}");
+
+    // Where the grants agree with every claim, both are shown, nothing corrected.
+    std::fs::remove_file(dir.path().join("full.toml")).unwrap();
+    let (ok, report) = check(&[dir.path().join("full.wasm").as_os_str()]).await;
+    assert!(ok, "{report}");
+    assert!(
+        report.contains(
+            "  tool         add\n\
+             \x20   served     {\"title\":\"Add\",\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}\n\
+             \x20   claimed    the same\n\n"
+        ),
+        "{report}"
+    );
+}

@@ -1,12 +1,14 @@
 //! `warden check`: validate plugins and manifests without serving, and show
-//! what each plugin is granted.
+//! what each plugin is granted, and the annotations its tools are served with.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use rmcp::model::ToolAnnotations;
 
+use crate::annotations::{self, Reach};
 use crate::catalog::Catalog;
 use crate::grants::Grants;
 use crate::loader::{self, LoadError, Loader, PluginSource};
@@ -137,6 +139,7 @@ fn describe(out: &mut String, plugin: &Plugin) {
     for (key, value) in rows.into_iter().chain(grants(&policy.grants)) {
         let _ = writeln!(out, "  {key:<12} {value}");
     }
+    tool_annotations(out, plugin);
     if let Some(plain) = &plugin.plain {
         describe_functions(out, plugin, plain);
     }
@@ -167,6 +170,27 @@ fn describe_functions(out: &mut String, plugin: &Plugin, plain: &PlainExports) {
     }
     for skipped in &plain.skipped {
         let _ = writeln!(out, "  function {} skipped: {}", skipped.export_name, skipped.reason);
+    }
+}
+
+/// Each tool's annotations as served, what its author claimed, and which
+/// claims the grants corrected (see `annotations`).
+fn tool_annotations(out: &mut String, plugin: &Plugin) {
+    let reach = Reach::of(&plugin.prepared.policy.grants);
+    let json = |a: &ToolAnnotations| serde_json::to_string(a).unwrap_or_default();
+    for decl in &plugin.tools {
+        let served = decl.tool.annotations.clone().unwrap_or_default();
+        let claimed = match &decl.claimed {
+            None => "nothing (the plugin declares no annotations)".to_string(),
+            Some(claimed) if *claimed == served => "the same".to_string(),
+            Some(claimed) => json(claimed),
+        };
+        let _ = writeln!(out, "  {:<12} {}", "tool", decl.tool.name);
+        let _ = writeln!(out, "    {:<10} {}", "served", json(&served));
+        let _ = writeln!(out, "    {:<10} {claimed}", "claimed");
+        for correction in annotations::served(decl.claimed.as_ref(), &reach).1 {
+            let _ = writeln!(out, "    {:<10} {correction}", "corrected");
+        }
     }
 }
 

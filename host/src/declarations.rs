@@ -18,7 +18,12 @@ use crate::uri_template::UriTemplate;
 /// A tool as Warden serves it: the MCP declaration plus compiled validators,
 /// so a call never re-parses a schema.
 pub struct ToolDecl {
+    /// What clients see. Its `annotations` are set by `annotations::serve`
+    /// from `claimed` and the plugin's grants.
     pub tool: Tool,
+    /// The annotations the plugin declared — its author's claims, kept for
+    /// `warden check`; `None` when it declared none.
+    pub claimed: Option<ToolAnnotations>,
     pub input: Arc<CompiledSchema>,
     pub output: Option<Arc<CompiledSchema>>,
 }
@@ -86,18 +91,19 @@ fn tool_decl(tool: types::Tool) -> Result<(ToolDecl, SchemaCost)> {
     if let Some(schema) = output_schema {
         mcp = mcp.with_raw_output_schema(schema);
     }
-    if let Some(a) = tool.annotations {
-        mcp = mcp.with_annotations(ToolAnnotations::from_raw(
+    let claimed = tool.annotations.map(|a| {
+        ToolAnnotations::from_raw(
             a.title,
             a.read_only_hint,
             a.destructive_hint,
             a.idempotent_hint,
             a.open_world_hint,
-        ));
-    }
+        )
+    });
     Ok((
         ToolDecl {
             tool: mcp,
+            claimed,
             input,
             output,
         },

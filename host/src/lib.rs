@@ -6,10 +6,11 @@
 //! `warden:plugin` contract or, for a `plain` component, through its own
 //! exported functions. Loading: `loader` reads a folder, checks
 //! each `manifest` and the plugin's `declarations`, with compiled code from
-//! the `cache`. While serving, the `watcher` reports changed files and the
+//! the `cache`; tools are served with the `annotations` its grants make true. While serving, the `watcher` reports changed files and the
 //! `reconciler` reloads them, swaps in a new catalog and notifies clients.
 //! `dev` adds a build of the plugin's crate in front of that loop.
 
+pub mod annotations;
 pub mod audit;
 pub mod cache;
 pub mod catalog;

@@ -323,6 +323,7 @@ impl Loader {
         };
         declaration_limits::check(&declared)?;
         let tools = declarations::tools(declared.tools).context("its `list-tools` answer is malformed")?;
+        let tools = crate::annotations::serve(&plugin_name, &manifest.grants, tools);
         let resources =
             declarations::resources(declared.resources).context("its `list-resources` answer is malformed")?;
         let templates =

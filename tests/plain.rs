@@ -1,0 +1,1052 @@
+//! Plain components: components that export ordinary WIT functions instead of
+//! `warden:plugin`, each function served as a tool with the JSON encoding of WIT
+//! values Warden defines. Exact values through the real binary and a real client,
+//! with the `plain-*` test plugins (each its own WIT package, as a third party writes it).
+
+mod support;
+
+use rmcp::model::{CallToolResult, Tool};
+use serde_json::{Map, Value, json};
+use support::attacks::audit_lines;
+use support::{ERAS, Era, PluginDir, Server, is_error, serve, text};
+
+/// Every tool `plain-types` serves: its world-level functions under their own names, the
+/// `describe` function of its `counters` interface, and the over-long name shortened to
+/// 55 characters, `_` and 8 hex digits of its SHA-256. Not the resource's constructor and
+/// methods, nor `make-counter` and `peek` (they return or take the resource), nor
+/// `wasi:cli/run`.
+const PLAIN_TYPES_TOOLS: &[&str] = &[
+    "a-function-whose-name-is-much-too-long-to-be-served-as-_ed70b402",
+    "answer",
+    "check-age",
+    "checked-div",
+    "counters_describe",
+    "discard",
+    "echo-bool",
+    "echo-bytes",
+    "echo-char",
+    "echo-color",
+    "echo-f32",
+    "echo-f64",
+    "echo-list",
+    "echo-nested-option",
+    "echo-option",
+    "echo-permissions",
+    "echo-person",
+    "echo-points",
+    "echo-results",
+    "echo-s16",
+    "echo-s32",
+    "echo-s64",
+    "echo-s8",
+    "echo-shape",
+    "echo-string",
+    "echo-tuple",
+    "echo-u16",
+    "echo-u32",
+    "echo-u64",
+    "echo-u8",
+    "greet",
+    "require-even",
+    "reverse-bytes",
+    "shape-for",
+    "signs",
+];
+
+/// `plain-docs`' tools: world-level functions by name, functions of the interfaces `math`
+/// and `text` (of its package `example:plain-docs@1.2.3`) and `stats` (defined inline in
+/// the world) as `<interface>_<function>`.
+const PLAIN_DOCS_TOOLS: &[&str] = &[
+    "add",
+    "greet",
+    "math_multiply",
+    "math_negate",
+    "stats_count",
+    "stats_mean",
+    "text_length",
+    "text_reverse",
+];
+
+/// The documented functions of `plain-docs` (`tests/plugins/plain-docs/wit/world.wit`):
+/// tool, doc comment, signature.
+const PLAIN_DOCS_DOCUMENTED: &[(&str, &str, &str)] = &[
+    (
+        "greet",
+        "Says hello to someone by name.",
+        "greet(name: string) -> string",
+    ),
+    (
+        "stats_mean",
+        "The arithmetic mean of the values; NaN for none.",
+        "mean(values: list<f64>) -> f64",
+    ),
+    (
+        "math_multiply",
+        "Multiplies two numbers.\nOverflow wraps around.",
+        "multiply(a: s64, b: s64) -> s64",
+    ),
+    (
+        "text_reverse",
+        "The characters of the text in reverse order.",
+        "reverse(text: string) -> string",
+    ),
+    (
+        "text_length",
+        "How many characters (Unicode scalar values) the text has.",
+        "length(text: string) -> u32",
+    ),
+];
+
+/// The undocumented functions of `plain-docs`: tool, signature.
+const PLAIN_DOCS_UNDOCUMENTED: &[(&str, &str)] = &[
+    ("add", "add(a: s64, b: s64) -> s64"),
+    ("math_negate", "negate(a: s64) -> s64"),
+    ("stats_count", "count(values: list<f64>) -> u32"),
+];
+
+async fn tools(server: &Server) -> Vec<Tool> {
+    let mut tools = server.client.list_all_tools().await.expect("tools/list works");
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    tools
+}
+
+fn names(tools: &[Tool]) -> Vec<&str> {
+    tools.iter().map(|tool| tool.name.as_ref()).collect()
+}
+
+fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
+    tools
+        .iter()
+        .find(|tool| tool.name == name)
+        .unwrap_or_else(|| panic!("no tool {name} in {:?}", names(tools)))
+}
+
+fn description<'a>(tools: &'a [Tool], name: &str) -> &'a str {
+    tool(tools, name)
+        .description
+        .as_deref()
+        .unwrap_or_else(|| panic!("{name} has no description"))
+}
+
+/// The input schema of a tool, as JSON.
+fn input(tools: &[Tool], name: &str) -> Value {
+    Value::Object((*tool(tools, name).input_schema).clone())
+}
+
+fn output(tools: &[Tool], name: &str) -> Option<Value> {
+    tool(tools, name)
+        .output_schema
+        .as_ref()
+        .map(|schema| Value::Object((**schema).clone()))
+}
+
+/// `schema` with a local `$ref` (`#/...`) followed, within `root`, as often as it has one.
+fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
+    for _ in 0..32 {
+        let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
+            return schema;
+        };
+        let pointer = reference
+            .strip_prefix('#')
+            .unwrap_or_else(|| panic!("a non-local $ref {reference}"));
+        schema = root
+            .pointer(pointer)
+            .unwrap_or_else(|| panic!("$ref {reference} points nowhere in {root}"));
+    }
+    panic!("a $ref cycle in {root}")
+}
+
+/// The (resolved) schema of parameter `param` in an input schema.
+fn param<'a>(root: &'a Value, param: &str) -> &'a Value {
+    let schema = root["properties"]
+        .get(param)
+        .unwrap_or_else(|| panic!("no parameter {param} in {root}"));
+    resolve(root, schema)
+}
+
+/// The names in a schema's `required`, sorted.
+fn required(schema: &Value) -> Vec<String> {
+    let mut names: Vec<String> = schema["required"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no required array in {schema}"))
+        .iter()
+        .map(|name| name.as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The keys of a schema's `properties`, sorted.
+fn property_names(schema: &Value) -> Vec<String> {
+    let mut names: Vec<String> = schema["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no properties in {schema}"))
+        .keys()
+        .cloned()
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every value of `key` anywhere in `schema` (an integer's bounds may sit in an `anyOf`
+/// beside the strings "NaN", "Infinity" and "-Infinity" of a float).
+fn all_of_key<'a>(schema: &'a Value, key: &str, found: &mut Vec<&'a Value>) {
+    match schema {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k == key {
+                    found.push(v);
+                }
+                all_of_key(v, key, found);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| all_of_key(item, key, found)),
+        _ => {}
+    }
+}
+
+fn has_key_value(schema: &Value, key: &str, value: &Value) -> bool {
+    let mut found = Vec::new();
+    all_of_key(schema, key, &mut found);
+    found.contains(&value)
+}
+
+/// An integer parameter's schema: type integer and its exact bounds.
+fn assert_integer(root: &Value, name: &str, minimum: Value, maximum: Value) {
+    let schema = param(root, name);
+    assert_eq!(schema["type"], "integer", "{root}");
+    assert_eq!(schema["minimum"], minimum, "{root}");
+    assert_eq!(schema["maximum"], maximum, "{root}");
+}
+
+/// The whole input schema of a tool: an object of its parameters, the non-option ones
+/// required, nothing else allowed.
+fn assert_object_of(root: &Value, properties: &[&str], required_names: &[&str]) {
+    assert_eq!(root["type"], "object", "{root}");
+    assert_eq!(root["additionalProperties"], false, "{root}");
+    assert_eq!(property_names(root), properties, "{root}");
+    assert_eq!(required(root), required_names, "{root}");
+}
+
+/// Calls `tool`, which must succeed with `structuredContent` = `{"result": v}`; returns `v`
+/// after checking the text content is its JSON text. (For a value that is a JSON string —
+/// a char, an enum case, "NaN" — the text may be the string itself or its JSON text: the
+/// spec asks for the string as is only for a WIT `string`, see `string_result`.)
+async fn value(server: &Server, tool: &str, arguments: Value) -> Value {
+    let result = server.call(tool, arguments.clone()).await;
+    assert!(!is_error(&result), "{tool} {arguments} failed: {result:?}");
+    let structured = result
+        .structured_content
+        .clone()
+        .unwrap_or_else(|| panic!("{tool} {arguments}: no structuredContent in {result:?}"));
+    let keys: Vec<&String> = structured.as_object().expect("an object").keys().collect();
+    assert_eq!(keys, ["result"], "{tool} {arguments}: {structured}");
+    let value = structured["result"].clone();
+    let text = text(&result);
+    let parsed: Option<Value> = serde_json::from_str(&text).ok();
+    match &value {
+        Value::String(s) => assert!(
+            text == *s || parsed.as_ref() == Some(&value),
+            "{tool} {arguments}: text {text:?} for {value}"
+        ),
+        _ => assert_eq!(parsed, Some(value.clone()), "{tool} {arguments}: text {text:?}"),
+    }
+    value
+}
+
+/// Calls `tool`, which returns a WIT `string`: the text content is the string itself.
+async fn string_result(server: &Server, tool: &str, arguments: Value) -> String {
+    let result = server.call(tool, arguments.clone()).await;
+    assert!(!is_error(&result), "{tool} {arguments} failed: {result:?}");
+    let text = text(&result);
+    assert_eq!(
+        result.structured_content,
+        Some(json!({ "result": text })),
+        "{tool} {arguments}"
+    );
+    text
+}
+
+/// Calls `tool`, which must fail; returns the error text.
+async fn failure(server: &Server, tool: &str, arguments: Value) -> String {
+    let result = server.call(tool, arguments.clone()).await;
+    assert!(is_error(&result), "{tool} {arguments} should have failed: {result:?}");
+    text(&result)
+}
+
+/// A result with nothing in it: a function that returns nothing (or `ok` of a
+/// `result<_, E>`).
+fn assert_empty(result: &CallToolResult, what: &str) {
+    assert!(!is_error(result), "{what}: {result:?}");
+    assert!(result.content.is_empty(), "{what}: {result:?}");
+    assert_eq!(result.structured_content, None, "{what}");
+}
+
+/// The lines of a log that mention every one of `needles`.
+fn lines_with<'a>(log: &'a str, needles: &[&str]) -> Vec<&'a str> {
+    log.lines()
+        .filter(|line| needles.iter().all(|needle| line.contains(needle)))
+        .collect()
+}
+
+#[tokio::test]
+async fn plain_types_tools_are_listed_with_their_schemas() {
+    let dir = PluginDir::with(&["plain-types"]);
+    for era in ERAS {
+        let server = serve(dir.path(), era, &["--no-watch"]).await;
+        let tools = tools(&server).await;
+        assert_eq!(names(&tools), PLAIN_TYPES_TOOLS, "{era:?}");
+
+        // Without a doc comment the description is the signature, in WIT syntax.
+        for (name, signature) in [
+            ("echo-u64", "echo-u64(v: u64) -> u64"),
+            ("answer", "answer() -> u32"),
+            ("discard", "discard(v: string)"),
+            ("checked-div", "checked-div(a: s32, b: s32) -> result<s32, string>"),
+            (
+                "echo-nested-option",
+                "echo-nested-option(v: option<option<string>>) -> option<option<string>>",
+            ),
+            ("greet", "greet(name: string, greeting: option<string>) -> string"),
+        ] {
+            assert_eq!(description(&tools, name), signature, "{era:?}");
+        }
+
+        // Integers: exact bounds, u64 and s64 included.
+        let integers = [
+            ("echo-u8", json!(0), json!(255)),
+            ("echo-u16", json!(0), json!(65535)),
+            ("echo-u32", json!(0), json!(4294967295u32)),
+            ("echo-u64", json!(0), json!(u64::MAX)),
+            ("echo-s8", json!(-128), json!(127)),
+            ("echo-s16", json!(-32768), json!(32767)),
+            ("echo-s32", json!(i32::MIN), json!(i32::MAX)),
+            ("echo-s64", json!(i64::MIN), json!(i64::MAX)),
+        ];
+        for (name, minimum, maximum) in integers {
+            let schema = input(&tools, name);
+            assert_object_of(&schema, &["v"], &["v"]);
+            assert_integer(&schema, "v", minimum, maximum.clone());
+            // The output schema wraps the same type in `result`.
+            let out = output(&tools, name).unwrap_or_else(|| panic!("{name} has no outputSchema"));
+            assert_eq!(out["type"], "object", "{out}");
+            assert_eq!(out["required"], json!(["result"]), "{out}");
+            assert_eq!(resolve(&out, &out["properties"]["result"])["maximum"], maximum, "{out}");
+        }
+
+        // f32 is bounded by its largest finite value.
+        let f32_schema = input(&tools, "echo-f32");
+        let f32_max = json!(3.4028234663852886e38);
+        let f32_min = json!(-3.4028234663852886e38);
+        assert!(has_key_value(&f32_schema, "maximum", &f32_max), "{f32_schema}");
+        assert!(has_key_value(&f32_schema, "minimum", &f32_min), "{f32_schema}");
+
+        // list<u8> is a base64 string.
+        let bytes = input(&tools, "echo-bytes");
+        assert_eq!(param(&bytes, "b")["type"], "string", "{bytes}");
+        assert_eq!(param(&bytes, "b")["contentEncoding"], "base64", "{bytes}");
+
+        // Option parameters are not required; no parameters, an empty object.
+        assert_object_of(&input(&tools, "greet"), &["greeting", "name"], &["name"]);
+        assert_object_of(&input(&tools, "answer"), &[], &[]);
+        assert_object_of(&input(&tools, "echo-option"), &["v"], &[]);
+
+        // A record: its fields, option fields not required, no other keys; nested too.
+        let person_tool = input(&tools, "echo-person");
+        assert_object_of(&person_tool, &["p"], &["p"]);
+        let person = param(&person_tool, "p");
+        assert_eq!(person["type"], "object", "{person_tool}");
+        assert_eq!(person["additionalProperties"], false, "{person_tool}");
+        assert_eq!(
+            property_names(person),
+            ["age", "email", "home", "name", "tags"],
+            "{person_tool}"
+        );
+        assert_eq!(required(person), ["age", "home", "name", "tags"], "{person_tool}");
+        let home = resolve(&person_tool, &person["properties"]["home"]);
+        assert_eq!(
+            property_names(home),
+            ["city", "location", "street", "zip"],
+            "{person_tool}"
+        );
+        assert_eq!(required(home), ["city", "street"], "{person_tool}");
+        assert_eq!(home["additionalProperties"], false, "{person_tool}");
+
+        // An enum: its case names.
+        let color = input(&tools, "echo-color");
+        assert!(
+            has_key_value(&color, "enum", &json!(["red", "green", "sky-blue"])),
+            "{color}"
+        );
+
+        // Output schemas: a top-level result describes its ok type; nothing returned, none.
+        let div = output(&tools, "checked-div").expect("checked-div has an outputSchema");
+        assert_eq!(div["required"], json!(["result"]), "{div}");
+        let div_result = resolve(&div, &div["properties"]["result"]);
+        assert_eq!(
+            (&div_result["type"], &div_result["maximum"]),
+            (&json!("integer"), &json!(i32::MAX)),
+            "{div}"
+        );
+        let age = output(&tools, "check-age").expect("check-age has an outputSchema");
+        assert_eq!(resolve(&age, &age["properties"]["result"])["maximum"], 255, "{age}");
+        assert_eq!(output(&tools, "discard"), None);
+        assert_eq!(output(&tools, "require-even"), None, "ok has no payload");
+        assert!(output(&tools, "echo-person").is_some());
+
+        let log = server.stop().await;
+        // One log line for each function that cannot be a tool, naming it and saying why
+        // (the wording is the host's).
+        for function in ["make-counter", "peek", "counter.get", "counter.increment"] {
+            let lines = lines_with(&log, &[function]);
+            assert_eq!(lines.len(), 1, "one log line names {function}:\n{log}");
+            assert!(
+                lines[0].contains("resource") || lines[0].contains("borrow"),
+                "{function}: {}",
+                lines[0]
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn integers_and_floats_round_trip_exactly() {
+    let dir = PluginDir::with(&["plain-types"]);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+
+    // The extremes of u64 and s64 are exact JSON numbers, in the text too.
+    let max = server.call("echo-u64", json!({"v": u64::MAX})).await;
+    assert_eq!(text(&max), "18446744073709551615");
+    assert_eq!(max.structured_content, Some(json!({"result": u64::MAX})));
+    let min = server.call("echo-s64", json!({"v": i64::MIN})).await;
+    assert_eq!(text(&min), "-9223372036854775808");
+    assert_eq!(min.structured_content, Some(json!({"result": i64::MIN})));
+
+    for (tool, values) in [
+        ("echo-u8", vec![json!(0), json!(255)]),
+        ("echo-u16", vec![json!(0), json!(65535)]),
+        ("echo-u32", vec![json!(0), json!(u32::MAX)]),
+        ("echo-u64", vec![json!(0), json!(1u64 << 53), json!((1u64 << 53) + 1)]),
+        ("echo-s8", vec![json!(-128), json!(127)]),
+        ("echo-s16", vec![json!(-32768), json!(32767)]),
+        ("echo-s32", vec![json!(i32::MIN), json!(i32::MAX)]),
+        ("echo-s64", vec![json!(i64::MAX), json!(-1), json!(-(1i64 << 53) - 1)]),
+    ] {
+        for v in values {
+            assert_eq!(value(&server, tool, json!({ "v": v })).await, v, "{tool}");
+        }
+    }
+
+    // Floats: finite values exact; NaN and the infinities as strings.
+    for v in [
+        json!(0.1),
+        json!(-2.5),
+        json!(1.7976931348623157e308),
+        json!(5e-324),
+        json!(0),
+        json!("NaN"),
+        json!("Infinity"),
+        json!("-Infinity"),
+    ] {
+        let back = value(&server, "echo-f64", json!({ "v": v })).await;
+        assert_eq!(back.as_f64(), v.as_f64(), "echo-f64 {v} gave {back}");
+        if v.is_string() {
+            assert_eq!(back, v);
+        }
+    }
+    // f32 results in their shortest form: 0.1f32 is 0.1, not 0.10000000149011612.
+    assert_eq!(value(&server, "echo-f32", json!({"v": 0.1})).await, json!(0.1));
+    assert_eq!(value(&server, "echo-f32", json!({"v": -1.5})).await, json!(-1.5));
+    // 2^24 + 1 has no f32: it rounds to 2^24.
+    let rounded = value(&server, "echo-f32", json!({"v": 16777217})).await;
+    assert_eq!(rounded.as_f64(), Some(16777216.0), "{rounded}");
+    for special in ["NaN", "Infinity", "-Infinity"] {
+        assert_eq!(value(&server, "echo-f32", json!({ "v": special })).await, special);
+    }
+
+    assert_eq!(value(&server, "echo-bool", json!({"v": true})).await, true);
+    assert_eq!(value(&server, "echo-bool", json!({"v": false})).await, false);
+    assert_eq!(value(&server, "answer", json!({})).await, 42);
+
+    // The largest f32s, which the schema allows, come back in their shortest form.
+    assert_eq!(
+        value(&server, "echo-f32", json!({"v": 3.4028234663852886e38})).await,
+        json!(3.4028235e38)
+    );
+    assert_eq!(
+        value(&server, "echo-f32", json!({"v": -3.4028234663852886e38})).await,
+        json!(-3.4028235e38)
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn strings_chars_and_bytes_round_trip() {
+    let dir = PluginDir::with(&["plain-types"]);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+
+    // A string's text content is the string itself, not its JSON text.
+    for s in [
+        "héllo 🌍",
+        "",
+        "a \"quoted\"\nline\tand \\ backslash",
+        "{\"not\": \"json\"}",
+        "42",
+    ] {
+        assert_eq!(string_result(&server, "echo-string", json!({ "s": s })).await, s);
+    }
+    assert_eq!(
+        string_result(&server, "greet", json!({"name": "Ada"})).await,
+        "Hello, Ada!"
+    );
+    assert_eq!(
+        string_result(&server, "greet", json!({"name": "Ada", "greeting": null})).await,
+        "Hello, Ada!"
+    );
+    assert_eq!(
+        string_result(&server, "greet", json!({"name": "Ada", "greeting": "Grüß dich"})).await,
+        "Grüß dich, Ada!"
+    );
+    assert_eq!(
+        string_result(&server, "counters_describe", json!({})).await,
+        "counters that cannot be served"
+    );
+    assert_eq!(
+        string_result(
+            &server,
+            "a-function-whose-name-is-much-too-long-to-be-served-as-_ed70b402",
+            json!({})
+        )
+        .await,
+        "long"
+    );
+
+    for c in ["🌍", "é", "a", "\u{0}", "\""] {
+        assert_eq!(value(&server, "echo-char", json!({ "c": c })).await, c);
+    }
+
+    // list<u8>: standard, padded base64.
+    for b in ["", "aGVsbG8=", "AAEC/w==", "+/+/"] {
+        assert_eq!(value(&server, "echo-bytes", json!({ "b": b })).await, b);
+    }
+    assert_eq!(
+        value(&server, "reverse-bytes", json!({"b": "AAEC/w=="})).await,
+        "/wIBAA==",
+        "[0, 1, 2, 255] reversed"
+    );
+    server.stop().await;
+}
+
+/// `value` with every null-valued object key removed: whether a record's `none` field comes
+/// back as `null` or is left out, the spec allows both.
+fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, without_nulls(v)))
+                .collect::<Map<String, Value>>(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
+fn sorted_strings(value: &Value) -> Vec<String> {
+    let mut items: Vec<String> = value
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {value}"))
+        .iter()
+        .map(|item| item.as_str().unwrap().to_string())
+        .collect();
+    items.sort();
+    items
+}
+
+#[tokio::test]
+async fn compound_values_round_trip() {
+    let dir = PluginDir::with(&["plain-types"]);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+
+    // Lists.
+    for v in [json!([]), json!([i32::MIN, 0, i32::MAX])] {
+        assert_eq!(value(&server, "echo-list", json!({ "v": v })).await, v);
+    }
+    let points = json!([{"x": 1, "y": -1}, {"x": i32::MAX, "y": i32::MIN}]);
+    assert_eq!(value(&server, "echo-points", json!({ "v": points })).await, points);
+
+    // option<T>: null for none, the value for some; an option parameter may be left out.
+    assert_eq!(value(&server, "echo-option", json!({"v": 7})).await, 7);
+    assert_eq!(value(&server, "echo-option", json!({"v": 0})).await, 0);
+    assert_eq!(value(&server, "echo-option", json!({"v": null})).await, Value::Null);
+    assert_eq!(value(&server, "echo-option", json!({})).await, Value::Null);
+
+    // option<option<T>>: some(x) is {"some": x}.
+    for v in [
+        json!(null),
+        json!({"some": null}),
+        json!({"some": "x"}),
+        json!({"some": ""}),
+    ] {
+        assert_eq!(value(&server, "echo-nested-option", json!({ "v": v })).await, v);
+    }
+    assert_eq!(value(&server, "echo-nested-option", json!({})).await, Value::Null);
+
+    // Records: nested, option fields left out or given.
+    let minimal = json!({
+        "name": "Ada",
+        "age": 36,
+        "home": {"street": "1 Main St", "city": "London"},
+        "tags": [],
+    });
+    let back = value(&server, "echo-person", json!({ "p": minimal })).await;
+    assert_eq!(without_nulls(back), minimal);
+    let with_nulls = json!({
+        "name": "Ada",
+        "age": 36,
+        "email": null,
+        "home": {"street": "1 Main St", "city": "London", "zip": null, "location": null},
+        "tags": [],
+    });
+    let back = value(&server, "echo-person", json!({ "p": with_nulls })).await;
+    assert_eq!(without_nulls(back), minimal, "null is none too");
+    let full = json!({
+        "name": "Grace Hopper 🌍",
+        "age": 255,
+        "email": "grace@example.com",
+        "home": {
+            "street": "Rue de l'Été",
+            "city": "Paris",
+            "zip": "75001",
+            "location": {"x": -3, "y": 4},
+        },
+        "tags": ["admiral", "cobol", ""],
+    });
+    assert_eq!(value(&server, "echo-person", json!({ "p": full })).await, full);
+
+    // Tuples: fixed-length arrays.
+    let tuple = json!(["héllo", u32::MAX, true]);
+    assert_eq!(value(&server, "echo-tuple", json!({ "t": tuple })).await, tuple);
+
+    // Variants: a case without payload is its name; with one, an object with one key.
+    for s in [
+        json!({"circle": 2.5}),
+        json!({"rectangle": {"x": 1, "y": 2}}),
+        json!("circle-unit"),
+        json!("nothing"),
+    ] {
+        assert_eq!(value(&server, "echo-shape", json!({ "s": s })).await, s);
+    }
+    for (n, shape) in [
+        (0, json!({"circle": 1.5})),
+        (1, json!({"rectangle": {"x": 3, "y": -4}})),
+        (2, json!("circle-unit")),
+        (3, json!("nothing")),
+        (u32::MAX, json!("nothing")),
+    ] {
+        assert_eq!(value(&server, "shape-for", json!({ "n": n })).await, shape, "{n}");
+    }
+
+    // Enums: the case name.
+    for c in ["red", "green", "sky-blue"] {
+        assert_eq!(value(&server, "echo-color", json!({ "c": c })).await, c);
+    }
+
+    // Flags: the names of the set flags, in any order.
+    for p in [
+        json!([]),
+        json!(["read"]),
+        json!(["execute-all", "write"]),
+        json!(["read", "write", "execute-all"]),
+    ] {
+        let back = value(&server, "echo-permissions", json!({ "p": p })).await;
+        assert_eq!(sorted_strings(&back), sorted_strings(&p), "{p}");
+    }
+
+    // A result inside a value: {"ok": v} / {"err": e}, or "ok" / "err" without payload.
+    let results = json!([{"ok": 5}, {"err": "bad"}, {"ok": 0}, {"err": ""}]);
+    assert_eq!(value(&server, "echo-results", json!({ "v": results })).await, results);
+    assert_eq!(
+        value(&server, "signs", json!({"v": [-1, 0, 3, i32::MIN]})).await,
+        json!(["err", "ok", "ok", "err"])
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn top_level_results_and_functions_returning_nothing() {
+    let dir = PluginDir::with(&["plain-types"]);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+
+    // ok(v) is as if the function returned v.
+    assert_eq!(value(&server, "checked-div", json!({"a": 7, "b": 2})).await, 3);
+    assert_eq!(value(&server, "checked-div", json!({"a": -7, "b": 2})).await, -3);
+    assert_eq!(value(&server, "check-age", json!({"age": 36})).await, 36);
+
+    // err(e): isError, the text a string error as is.
+    assert_eq!(
+        failure(&server, "checked-div", json!({"a": 1, "b": 0})).await,
+        "cannot divide 1 by 0"
+    );
+    assert_eq!(
+        failure(&server, "checked-div", json!({"a": i32::MIN, "b": -1})).await,
+        "cannot divide -2147483648 by -1"
+    );
+    // Any other error type: its JSON text.
+    let error = failure(&server, "check-age", json!({"age": -1})).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&error).unwrap_or_else(|_| panic!("not JSON: {error:?}")),
+        json!({"age": -1, "reason": "negative"})
+    );
+    let error = failure(&server, "check-age", json!({"age": 200})).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&error).unwrap_or_else(|_| panic!("not JSON: {error:?}")),
+        json!({"age": 200, "reason": "too old"})
+    );
+
+    // result<_, string>: ok is as if the function returned nothing.
+    let even = server.call("require-even", json!({"n": 4})).await;
+    assert_empty(&even, "require-even 4");
+    assert_eq!(failure(&server, "require-even", json!({"n": 3})).await, "3 is odd");
+
+    // Nothing returned: empty content, no structuredContent.
+    let discarded = server.call("discard", json!({"v": "gone"})).await;
+    assert_empty(&discarded, "discard");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn arguments_that_do_not_match_are_refused_and_the_plugin_is_not_called() {
+    let dir = PluginDir::with(&["plain-types"]);
+    let audit = dir.path().join("audit.jsonl");
+    let server = serve(
+        dir.path(),
+        Era::Handshake,
+        &["--no-watch", "--audit-log", audit.to_str().unwrap()],
+    )
+    .await;
+    let home = json!({"street": "1 Main St", "city": "London"});
+    // (tool, arguments, a word the error must contain, or "" when any wording will do)
+    let bad = [
+        ("echo-bool", json!({"v": "true"}), "bool"),
+        ("echo-bool", json!({"v": 1}), "bool"),
+        ("echo-u8", json!({"v": 256}), "256"),
+        ("echo-u8", json!({"v": -1}), "-1"),
+        ("echo-s8", json!({"v": 128}), "128"),
+        ("echo-s8", json!({"v": -129}), "-129"),
+        ("echo-u32", json!({"v": 1.5}), "1.5"),
+        ("echo-u32", json!({"v": "7"}), ""),
+        // 2^64, one past the largest u64 (a JSON number a float holds exactly).
+        ("echo-u64", json!({"v": 18446744073709551616.0}), ""),
+        ("echo-u64", json!({"v": -1}), "-1"),
+        ("echo-s64", json!({"v": 9223372036854775808u64}), ""),
+        ("echo-f32", json!({"v": 1e39}), ""),
+        ("echo-f64", json!({"v": "nan"}), "nan"),
+        ("echo-f64", json!({"v": "1.5"}), ""),
+        ("echo-char", json!({"c": "ab"}), "ab"),
+        ("echo-char", json!({"c": ""}), ""),
+        ("echo-char", json!({"c": "🏳️‍🌈"}), ""),
+        ("echo-string", json!({"s": 5}), "string"),
+        ("echo-string", json!({"s": null}), ""),
+        ("echo-bytes", json!({"b": "not base64!"}), "base64"),
+        ("echo-bytes", json!({"b": [1, 2, 3]}), ""),
+        ("echo-list", json!({"v": [1, "2"]}), ""),
+        ("echo-list", json!({"v": 1}), ""),
+        ("echo-color", json!({"c": "purple"}), "purple"),
+        ("echo-color", json!({"c": "Red"}), "Red"),
+        ("echo-permissions", json!({"p": ["read", "fly"]}), "fly"),
+        ("echo-permissions", json!({"p": ["read", "read"]}), ""),
+        ("echo-permissions", json!({"p": "read"}), ""),
+        (
+            "echo-person",
+            json!({"p": {"age": 3, "home": home, "tags": []}}),
+            "name",
+        ),
+        (
+            "echo-person",
+            json!({"p": {"name": "Ada", "age": 3, "home": {"street": "x"}, "tags": []}}),
+            "city",
+        ),
+        (
+            "echo-person",
+            json!({"p": {"name": "Ada", "age": 3, "home": home, "tags": [], "nickname": "A"}}),
+            "nickname",
+        ),
+        (
+            "echo-person",
+            json!({"p": {"name": "Ada", "age": 300, "home": home, "tags": []}}),
+            "300",
+        ),
+        ("echo-shape", json!({"s": "triangle"}), "triangle"),
+        ("echo-shape", json!({"s": "circle"}), ""),
+        ("echo-shape", json!({"s": {"circle": 1.0, "nothing": null}}), ""),
+        ("echo-shape", json!({"s": {"circle-unit": 1.0}}), ""),
+        ("echo-tuple", json!({"t": ["a", 1]}), ""),
+        ("echo-tuple", json!({"t": ["a", 1, true, 2]}), ""),
+        ("echo-nested-option", json!({"v": "x"}), ""),
+        ("echo-results", json!({"v": [{"ok": 1, "err": "x"}]}), ""),
+        ("echo-results", json!({"v": [{"ok": "1"}]}), ""),
+        ("echo-u8", json!({}), ""),
+        ("echo-u8", json!({"v": 1, "w": 2}), ""),
+        ("greet", json!({"greeting": "Hi"}), "name"),
+        ("checked-div", json!({"a": 1}), ""),
+    ];
+    for (tool, arguments, word) in &bad {
+        let error = failure(&server, tool, arguments.clone()).await;
+        assert!(!error.is_empty(), "{tool} {arguments}: an empty error");
+        assert!(
+            error.contains(word),
+            "{tool} {arguments}: {error:?} does not name {word:?}"
+        );
+    }
+    // Still serving.
+    assert_eq!(value(&server, "echo-u8", json!({"v": 255})).await, 255);
+    server.stop().await;
+
+    // Each refused call is audited as rejected: the plugin never ran.
+    let lines = audit_lines(&audit);
+    assert_eq!(lines.len(), bad.len() + 1, "{lines:#?}");
+    for ((tool, arguments, _), line) in bad.iter().zip(&lines) {
+        assert_eq!(line["target"], *tool, "{line}");
+        assert_eq!(line["outcome"], "rejected", "{tool} {arguments}: {line}");
+        assert!(
+            line.get("timing").is_none(),
+            "{tool} {arguments} reached the plugin: {line}"
+        );
+    }
+    assert_eq!(lines[bad.len()]["outcome"], "ok");
+}
+
+/// A `package-docs` custom section (version 1, then JSON: `wit_parser::PackageMetadata`)
+/// for `plain-docs`, as wit-parser reads it back onto a decoded component: it documents the
+/// component's own package, `root:component`, whose world is `root` — the functions
+/// exported at world level and the interfaces defined inline. (The functions of `math` and
+/// `text`, interfaces of the named package `example:plain-docs`, have no place in it.)
+fn plain_docs_package_docs() -> Vec<u8> {
+    let metadata = json!({
+        "worlds": {
+            "root": {
+                "func_exports": {"greet": {"docs": "Says hello to someone by name."}},
+                "interface_exports": {
+                    "stats": {
+                        "docs": "Statistics over a list of numbers: an interface defined in the world.",
+                        "funcs": {"mean": {"docs": "The arithmetic mean of the values; NaN for none."}},
+                    },
+                },
+            },
+        },
+    });
+    let mut data = vec![1];
+    data.extend(serde_json::to_vec(&metadata).unwrap());
+    data
+}
+
+fn leb128(mut n: usize, out: &mut Vec<u8>) {
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// `component` with a custom section appended at its top level (custom sections may come
+/// anywhere in a component).
+fn with_custom_section(mut component: Vec<u8>, name: &str, data: &[u8]) -> Vec<u8> {
+    let mut payload = Vec::new();
+    leb128(name.len(), &mut payload);
+    payload.extend(name.as_bytes());
+    payload.extend(data);
+    component.push(0);
+    leb128(payload.len(), &mut component);
+    component.extend(payload);
+    component
+}
+
+/// Calls the `plain-docs` tools with exact values.
+async fn call_plain_docs(server: &Server) {
+    assert_eq!(
+        string_result(server, "greet", json!({"name": "Ada"})).await,
+        "Hello, Ada!"
+    );
+    assert_eq!(value(server, "add", json!({"a": 2, "b": -5})).await, -3);
+    assert_eq!(
+        value(server, "add", json!({"a": i64::MAX, "b": 1})).await,
+        json!(i64::MIN),
+        "wraps"
+    );
+    assert_eq!(value(server, "math_multiply", json!({"a": 6, "b": -7})).await, -42);
+    assert_eq!(value(server, "math_negate", json!({"a": i64::MAX})).await, -i64::MAX);
+    assert_eq!(
+        string_result(server, "text_reverse", json!({"text": "héllo 🌍"})).await,
+        "🌍 olléh"
+    );
+    assert_eq!(value(server, "text_length", json!({"text": "héllo 🌍"})).await, 7);
+    assert_eq!(
+        value(server, "stats_mean", json!({"values": [1.5, 2.5, "Infinity"]})).await,
+        "Infinity"
+    );
+    assert_eq!(value(server, "stats_mean", json!({"values": [1, 2.5]})).await, 1.75);
+    assert_eq!(value(server, "stats_mean", json!({"values": []})).await, "NaN");
+    assert_eq!(
+        value(server, "stats_count", json!({"values": [0.5, "NaN", "-Infinity"]})).await,
+        3
+    );
+}
+
+#[tokio::test]
+async fn plain_docs_tools_are_named_by_interface_and_described_by_signature_without_docs() {
+    // As cargo builds it. The component the Rust toolchain produces today (wit-bindgen
+    // 0.61, wasm-component-ld) does not carry the WIT doc comments, so a documented
+    // function may be described by its doc comment or, failing that, by its signature.
+    let dir = PluginDir::with(&["plain-docs"]);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    let tools = tools(&server).await;
+    assert_eq!(names(&tools), PLAIN_DOCS_TOOLS);
+    for (name, signature) in PLAIN_DOCS_UNDOCUMENTED {
+        assert_eq!(description(&tools, name), *signature);
+    }
+    for (name, doc, signature) in PLAIN_DOCS_DOCUMENTED {
+        let found = description(&tools, name);
+        assert!(
+            found == *doc || found == *signature,
+            "{name}: {found:?} is neither its doc comment nor its signature"
+        );
+    }
+    assert_object_of(&input(&tools, "add"), &["a", "b"], &["a", "b"]);
+    assert_integer(&input(&tools, "add"), "a", json!(i64::MIN), json!(i64::MAX));
+    assert_object_of(&input(&tools, "text_reverse"), &["text"], &["text"]);
+    assert!(output(&tools, "text_length").is_some());
+    call_plain_docs(&server).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn embedded_package_docs_become_the_descriptions() {
+    // The same component with its doc comments in a `package-docs` custom section, the
+    // form in which the Bytecode Alliance tools keep WIT docs in a binary.
+    let component = std::fs::read(support::guest("plain-docs")).unwrap();
+    let documented = with_custom_section(component, "package-docs", &plain_docs_package_docs());
+    let dir = PluginDir::new();
+    dir.write("plain-docs.wasm", documented);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    let tools = tools(&server).await;
+    assert_eq!(names(&tools), PLAIN_DOCS_TOOLS);
+    for (name, doc, signature) in PLAIN_DOCS_DOCUMENTED {
+        let found = description(&tools, name);
+        if name.starts_with("math_") || name.starts_with("text_") {
+            // A named package's interface: the section cannot document it (yet).
+            assert!(found == *doc || found == *signature, "{name}: {found:?}");
+        } else {
+            assert_eq!(found, *doc, "{name}");
+        }
+    }
+    for (name, signature) in PLAIN_DOCS_UNDOCUMENTED {
+        assert_eq!(description(&tools, name), *signature, "{name}");
+    }
+    call_plain_docs(&server).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn config_values_come_from_the_manifest_and_nothing_else() {
+    let dir = PluginDir::with(&["plain-config"]);
+    dir.write(
+        "plain-config.toml",
+        "[config]\napi-base = \"https://example.com\"\nuser-agent = \"warden-test/1.0 (ünïcode)\"\n",
+    );
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    assert_eq!(names(&tools(&server).await), ["all-settings", "get-setting"]);
+    assert_eq!(
+        value(&server, "get-setting", json!({"key": "api-base"})).await,
+        "https://example.com"
+    );
+    assert_eq!(
+        value(&server, "get-setting", json!({"key": "user-agent"})).await,
+        "warden-test/1.0 (ünïcode)"
+    );
+    assert_eq!(
+        value(&server, "get-setting", json!({"key": "missing"})).await,
+        Value::Null
+    );
+    assert_eq!(
+        value(&server, "all-settings", json!({})).await,
+        json!([
+            ["api-base", "https://example.com"],
+            ["user-agent", "warden-test/1.0 (ünïcode)"]
+        ])
+    );
+    server.stop().await;
+
+    // Without a manifest the store is empty (and the host's environment is not in it).
+    let bare = PluginDir::with(&["plain-config"]);
+    let mut command = support::warden();
+    command.env("api-base", "from-the-environment");
+    let server = support::serve_command(
+        command,
+        bare.path(),
+        Era::Handshake,
+        &["--no-watch"],
+        tempfile::NamedTempFile::new().unwrap(),
+    )
+    .await;
+    assert_eq!(value(&server, "all-settings", json!({})).await, json!([]));
+    assert_eq!(
+        value(&server, "get-setting", json!({"key": "api-base"})).await,
+        Value::Null
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_component_importing_anything_else_is_refused_naming_the_import() {
+    let dir = PluginDir::with(&["plain-foreign", "plain-docs"]);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    // The others still serve.
+    assert_eq!(names(&tools(&server).await), PLAIN_DOCS_TOOLS);
+    assert_eq!(value(&server, "add", json!({"a": 1, "b": 2})).await, 3);
+    let log = server.stop().await;
+    let refusals = lines_with(&log, &["skipped plugin", "plain-foreign"]);
+    assert_eq!(refusals.len(), 1, "plain-foreign is refused once:\n{log}");
+    assert!(
+        log.contains("acme:thing/gadget"),
+        "the refusal names the import:\n{log}"
+    );
+}
+
+#[tokio::test]
+async fn check_lists_each_function_as_a_tool_or_skipped() {
+    let dir = PluginDir::with(&["plain-types", "plain-foreign"]);
+    let output = support::warden()
+        .arg("check")
+        .arg(dir.path().join("plain-types.wasm"))
+        .output()
+        .await
+        .unwrap();
+    let report = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{report}");
+    for tool in PLAIN_TYPES_TOOLS {
+        assert!(report.contains(tool), "{tool} is not in the report:\n{report}");
+    }
+    // With its schema: echo-u64's bound appears.
+    assert!(report.contains("18446744073709551615"), "{report}");
+    assert!(report.to_lowercase().contains("skipped"), "{report}");
+    for skipped in ["make-counter", "peek"] {
+        assert!(report.contains(skipped), "{skipped} is not in the report:\n{report}");
+    }
+    assert!(report.ends_with("1 plugin(s) valid, 0 invalid\n"), "{report}");
+
+    let output = support::warden()
+        .arg("check")
+        .arg(dir.path().join("plain-foreign.wasm"))
+        .output()
+        .await
+        .unwrap();
+    let report = String::from_utf8(output.stdout).unwrap();
+    assert!(!output.status.success(), "{report}");
+    assert!(report.contains("acme:thing/gadget"), "{report}");
+    assert!(report.ends_with("0 plugin(s) valid, 1 invalid\n"), "{report}");
+}

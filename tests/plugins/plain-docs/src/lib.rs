@@ -1,0 +1,57 @@
+//! A plain component with doc comments on some of its functions: at world level
+//! (`greet`, documented; `add`, not), in two exported interfaces of its package, `math` and
+//! `text`, and in `stats`, an interface defined inline in the world. The toolchain does not
+//! put the doc comments in the component (wit-bindgen 0.61, wasm-component-ld); the tests
+//! add a `package-docs` section to it.
+
+wit_bindgen::generate!({
+    path: "wit",
+    world: "plain-docs",
+});
+
+use exports::example::plain_docs::{math, text};
+use exports::stats;
+
+struct PlainDocs;
+
+impl Guest for PlainDocs {
+    fn greet(name: String) -> String {
+        format!("Hello, {name}!")
+    }
+
+    fn add(a: i64, b: i64) -> i64 {
+        a.wrapping_add(b)
+    }
+}
+
+impl math::Guest for PlainDocs {
+    fn multiply(a: i64, b: i64) -> i64 {
+        a.wrapping_mul(b)
+    }
+
+    fn negate(a: i64) -> i64 {
+        a.wrapping_neg()
+    }
+}
+
+impl text::Guest for PlainDocs {
+    fn reverse(text: String) -> String {
+        text.chars().rev().collect()
+    }
+
+    fn length(text: String) -> u32 {
+        text.chars().count() as u32
+    }
+}
+
+impl stats::Guest for PlainDocs {
+    fn mean(values: Vec<f64>) -> f64 {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+
+    fn count(values: Vec<f64>) -> u32 {
+        values.len() as u32
+    }
+}
+
+export!(PlainDocs);
