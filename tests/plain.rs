@@ -1031,3 +1031,51 @@ async fn plain_component_answers_are_bounded_by_hostcall_fuel() {
     assert_eq!(string_result(&server, "ping", json!({})).await, "pong");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn plain_components_crash_and_time_out_like_any_plugin() {
+    let dir = PluginDir::with(&["plain-greedy"]);
+    dir.write("plain-greedy.toml", "[limits]\ntimeout = \"300ms\"\n");
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    let crashed = failure(&server, "crash", json!({})).await;
+    assert!(
+        crashed.starts_with("plugin `plain-greedy` crashed while running `crash`: the plugin panicked"),
+        "{crashed}"
+    );
+    assert!(crashed.contains("deliberate failure for the test"), "{crashed}");
+    let spun = failure(&server, "spin", json!({})).await;
+    assert!(
+        spun.starts_with("plugin `plain-greedy` exceeded its 300ms time limit while running `spin`"),
+        "{spun}"
+    );
+    assert_eq!(string_result(&server, "ping", json!({})).await, "pong");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn plain_components_reload_and_collide_like_any_plugin() {
+    let dir = PluginDir::with(&["plain-docs"]);
+    let server = serve(dir.path(), Era::Handshake, &[]).await;
+    assert_eq!(names(&tools(&server).await), PLAIN_DOCS_TOOLS);
+    // The same file now holds another component: its functions replace the tools.
+    dir.replace("plain-docs.wasm", std::fs::read(support::guest("plain-types")).unwrap());
+    let seen = server.wait_for_list_change(0).await;
+    assert_eq!(names(&tools(&server).await), PLAIN_TYPES_TOOLS);
+    // A second plugin with a tool of the same name (`greet`) is refused whole.
+    dir.add("plain-docs", "plain-docs-again");
+    server.wait_for_log("plugin `plain-docs-again` is refused whole").await;
+    assert_eq!(names(&tools(&server).await), PLAIN_TYPES_TOOLS);
+    assert_eq!(server.list_changes(), seen, "a refused plugin changes nothing");
+    call_plain_docs_absent(&server).await;
+    server.stop().await;
+}
+
+/// `plain-docs`' own tools are not served while `plain-types` holds `greet`.
+async fn call_plain_docs_absent(server: &Server) {
+    let error = server.try_call("math_multiply", json!({"a": 1, "b": 2})).await;
+    assert!(error.is_err(), "{error:?}");
+    assert_eq!(
+        string_result(server, "greet", json!({"name": "Ada"})).await,
+        "Hello, Ada!"
+    );
+}

@@ -54,3 +54,18 @@ pub extern "C" fn ping() -> *const u32 {
     let pointer = text.as_ptr();
     answer(pointer, 4, vec![text])
 }
+
+/// `crash: func()`.
+#[unsafe(export_name = "crash")]
+pub extern "C" fn crash() {
+    panic!("deliberate failure for the test");
+}
+
+/// `spin: func()`.
+#[unsafe(export_name = "spin")]
+pub extern "C" fn spin() {
+    let mut n: u64 = 0;
+    loop {
+        n = std::hint::black_box(n.wrapping_add(1));
+    }
+}
