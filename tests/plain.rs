@@ -244,11 +244,9 @@ async fn value(server: &Server, tool: &str, arguments: Value) -> Value {
     let value = structured["result"].clone();
     let text = text(&result);
     let parsed: Option<Value> = serde_json::from_str(&text).ok();
+    // The text is the value itself when its JSON is a string, else its JSON text.
     match &value {
-        Value::String(s) => assert!(
-            text == *s || parsed.as_ref() == Some(&value),
-            "{tool} {arguments}: text {text:?} for {value}"
-        ),
+        Value::String(s) => assert_eq!(text, *s, "{tool} {arguments}: text for {value}"),
         _ => assert_eq!(parsed, Some(value.clone()), "{tool} {arguments}: text {text:?}"),
     }
     value
@@ -334,10 +332,11 @@ async fn plain_types_tools_are_listed_with_their_schemas() {
             assert_eq!(resolve(&out, &out["properties"]["result"])["maximum"], maximum, "{out}");
         }
 
-        // f32 is bounded by its largest finite value.
+        // f32 is bounded by its largest finite value, as Warden prints it (the
+        // shortest form that reads back as f32::MAX), so every f32 result matches.
         let f32_schema = input(&tools, "echo-f32");
-        let f32_max = json!(3.4028234663852886e38);
-        let f32_min = json!(-3.4028234663852886e38);
+        let f32_max = json!(3.4028235e38);
+        let f32_min = json!(-3.4028235e38);
         assert!(has_key_value(&f32_schema, "maximum", &f32_max), "{f32_schema}");
         assert!(has_key_value(&f32_schema, "minimum", &f32_min), "{f32_schema}");
 
@@ -817,55 +816,6 @@ async fn arguments_that_do_not_match_are_refused_and_the_plugin_is_not_called() 
     assert_eq!(lines[bad.len()]["outcome"], "ok");
 }
 
-/// A `package-docs` custom section (version 1, then JSON: `wit_parser::PackageMetadata`)
-/// for `plain-docs`, as wit-parser reads it back onto a decoded component: it documents the
-/// component's own package, `root:component`, whose world is `root` — the functions
-/// exported at world level and the interfaces defined inline. (The functions of `math` and
-/// `text`, interfaces of the named package `example:plain-docs`, have no place in it.)
-fn plain_docs_package_docs() -> Vec<u8> {
-    let metadata = json!({
-        "worlds": {
-            "root": {
-                "func_exports": {"greet": {"docs": "Says hello to someone by name."}},
-                "interface_exports": {
-                    "stats": {
-                        "docs": "Statistics over a list of numbers: an interface defined in the world.",
-                        "funcs": {"mean": {"docs": "The arithmetic mean of the values; NaN for none."}},
-                    },
-                },
-            },
-        },
-    });
-    let mut data = vec![1];
-    data.extend(serde_json::to_vec(&metadata).unwrap());
-    data
-}
-
-fn leb128(mut n: usize, out: &mut Vec<u8>) {
-    loop {
-        let byte = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
-/// `component` with a custom section appended at its top level (custom sections may come
-/// anywhere in a component).
-fn with_custom_section(mut component: Vec<u8>, name: &str, data: &[u8]) -> Vec<u8> {
-    let mut payload = Vec::new();
-    leb128(name.len(), &mut payload);
-    payload.extend(name.as_bytes());
-    payload.extend(data);
-    component.push(0);
-    leb128(payload.len(), &mut component);
-    component.extend(payload);
-    component
-}
-
 /// Calls the `plain-docs` tools with exact values.
 async fn call_plain_docs(server: &Server) {
     assert_eq!(
@@ -899,9 +849,9 @@ async fn call_plain_docs(server: &Server) {
 
 #[tokio::test]
 async fn plain_docs_tools_are_named_by_interface_and_described_by_signature_without_docs() {
-    // As cargo builds it. The component the Rust toolchain produces today (wit-bindgen
-    // 0.61, wasm-component-ld) does not carry the WIT doc comments, so a documented
-    // function may be described by its doc comment or, failing that, by its signature.
+    // As cargo builds it: the component the Rust toolchain produces today (wit-bindgen
+    // 0.61, wasm-component-ld) does not carry the WIT doc comments, so every function is
+    // described by its signature.
     let dir = PluginDir::with(&["plain-docs"]);
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
     let tools = tools(&server).await;
@@ -909,12 +859,8 @@ async fn plain_docs_tools_are_named_by_interface_and_described_by_signature_with
     for (name, signature) in PLAIN_DOCS_UNDOCUMENTED {
         assert_eq!(description(&tools, name), *signature);
     }
-    for (name, doc, signature) in PLAIN_DOCS_DOCUMENTED {
-        let found = description(&tools, name);
-        assert!(
-            found == *doc || found == *signature,
-            "{name}: {found:?} is neither its doc comment nor its signature"
-        );
+    for (name, _, signature) in PLAIN_DOCS_DOCUMENTED {
+        assert_eq!(description(&tools, name), *signature, "{name}");
     }
     assert_object_of(&input(&tools, "add"), &["a", "b"], &["a", "b"]);
     assert_integer(&input(&tools, "add"), "a", json!(i64::MIN), json!(i64::MAX));
@@ -926,10 +872,13 @@ async fn plain_docs_tools_are_named_by_interface_and_described_by_signature_with
 
 #[tokio::test]
 async fn embedded_package_docs_become_the_descriptions() {
-    // The same component with its doc comments in a `package-docs` custom section, the
-    // form in which the Bytecode Alliance tools keep WIT docs in a binary.
+    // The same component with the doc comments of the WIT it was built from in a
+    // `package-docs` custom section (written by `warden::plain::docs::embed`), the form in
+    // which the Bytecode Alliance tools keep WIT docs in a binary. It documents the
+    // component's own package: world-level functions and interfaces defined inline.
     let component = std::fs::read(support::guest("plain-docs")).unwrap();
-    let documented = with_custom_section(component, "package-docs", &plain_docs_package_docs());
+    let wit = xtask::repo_root().join("tests/plugins/plain-docs/wit");
+    let documented = warden::plain::docs::embed(&component, &wit, None).unwrap();
     let dir = PluginDir::new();
     dir.write("plain-docs.wasm", documented);
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
@@ -939,7 +888,7 @@ async fn embedded_package_docs_become_the_descriptions() {
         let found = description(&tools, name);
         if name.starts_with("math_") || name.starts_with("text_") {
             // A named package's interface: the section cannot document it (yet).
-            assert!(found == *doc || found == *signature, "{name}: {found:?}");
+            assert_eq!(found, *signature, "{name}");
         } else {
             assert_eq!(found, *doc, "{name}");
         }
@@ -1049,4 +998,84 @@ async fn check_lists_each_function_as_a_tool_or_skipped() {
     assert!(!output.status.success(), "{report}");
     assert!(report.contains("acme:thing/gadget"), "{report}");
     assert!(report.ends_with("0 plugin(s) valid, 1 invalid\n"), "{report}");
+}
+
+#[tokio::test]
+async fn plain_component_answers_are_bounded_by_hostcall_fuel() {
+    // `plain-greedy` lowers its answers by hand: `aliased(n)` is a `list<string>` of n items
+    // that all point at the same MiB of its memory, so reading it would copy n MiB into
+    // the host whatever the plugin's memory limit; `big-bytes(n)` is n bytes, each a
+    // whole host value when read.
+    let dir = PluginDir::with(&["plain-greedy"]);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    assert_eq!(string_result(&server, "ping", json!({})).await, "pong");
+    let before = support::status_kib(server.pid, "VmHWM");
+    let refused = failure(&server, "aliased", json!({"count": 4000})).await;
+    assert!(
+        refused.contains("too much data is being copied between the host and the guest"),
+        "{refused}"
+    );
+    // 1 MiB a few times over the default output limit: read, then refused by the limit.
+    let over = failure(&server, "aliased", json!({"count": 2})).await;
+    assert!(over.contains("more than its output limit of 1 MiB"), "{over}");
+    let bytes = failure(&server, "big-bytes", json!({"n": 4 << 20})).await;
+    assert!(
+        bytes.contains("too much data is being copied between the host and the guest"),
+        "{bytes}"
+    );
+    let grown = support::status_kib(server.pid, "VmHWM").saturating_sub(before);
+    eprintln!("peak RSS grew by {grown} KiB (4 000 MiB of aliased strings without the bound)");
+    assert!(grown < 400 << 10, "peak RSS grew by {grown} KiB");
+    // Below the bound, bytes come back exactly, and the component still serves.
+    assert_eq!(value(&server, "big-bytes", json!({"n": 3})).await, "BwcH");
+    assert_eq!(string_result(&server, "ping", json!({})).await, "pong");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn plain_components_crash_and_time_out_like_any_plugin() {
+    let dir = PluginDir::with(&["plain-greedy"]);
+    dir.write("plain-greedy.toml", "[limits]\ntimeout = \"300ms\"\n");
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    let crashed = failure(&server, "crash", json!({})).await;
+    assert!(
+        crashed.starts_with("plugin `plain-greedy` crashed while running `crash`: the plugin panicked"),
+        "{crashed}"
+    );
+    assert!(crashed.contains("deliberate failure for the test"), "{crashed}");
+    let spun = failure(&server, "spin", json!({})).await;
+    assert!(
+        spun.starts_with("plugin `plain-greedy` exceeded its 300ms time limit while running `spin`"),
+        "{spun}"
+    );
+    assert_eq!(string_result(&server, "ping", json!({})).await, "pong");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn plain_components_reload_and_collide_like_any_plugin() {
+    let dir = PluginDir::with(&["plain-docs"]);
+    let server = serve(dir.path(), Era::Handshake, &[]).await;
+    assert_eq!(names(&tools(&server).await), PLAIN_DOCS_TOOLS);
+    // The same file now holds another component: its functions replace the tools.
+    dir.replace("plain-docs.wasm", std::fs::read(support::guest("plain-types")).unwrap());
+    let seen = server.wait_for_list_change(0).await;
+    assert_eq!(names(&tools(&server).await), PLAIN_TYPES_TOOLS);
+    // A second plugin with a tool of the same name (`greet`) is refused whole.
+    dir.add("plain-docs", "plain-docs-again");
+    server.wait_for_log("plugin `plain-docs-again` is refused whole").await;
+    assert_eq!(names(&tools(&server).await), PLAIN_TYPES_TOOLS);
+    assert_eq!(server.list_changes(), seen, "a refused plugin changes nothing");
+    call_plain_docs_absent(&server).await;
+    server.stop().await;
+}
+
+/// `plain-docs`' own tools are not served while `plain-types` holds `greet`.
+async fn call_plain_docs_absent(server: &Server) {
+    let error = server.try_call("math_multiply", json!({"a": 1, "b": 2})).await;
+    assert!(error.is_err(), "{error:?}");
+    assert_eq!(
+        string_result(server, "greet", json!({"name": "Ada"})).await,
+        "Hello, Ada!"
+    );
 }

@@ -48,7 +48,9 @@ fn schema_at(ty: &Type, depth: usize) -> Result<Value, Unsupported> {
         Type::S16 => integer(i16::MIN, i16::MAX),
         Type::S32 => integer(i32::MIN, i32::MAX),
         Type::S64 => integer(i64::MIN, i64::MAX),
-        Type::Float32 => float(Some(f64::from(f32::MAX))),
+        // The bound as Warden prints an f32 (`3.4028235e38`, the shortest form
+        // that reads back as `f32::MAX`), so every f32 result matches it.
+        Type::Float32 => float(Some(f32::MAX.to_string().parse().unwrap_or(f64::from(f32::MAX)))),
         Type::Float64 => float(None),
         Type::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
         Type::String => json!({"type": "string"}),
