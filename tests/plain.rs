@@ -306,6 +306,10 @@ async fn plain_types_tools_are_listed_with_their_schemas() {
                 "echo-nested-option(v: option<option<string>>) -> option<option<string>>",
             ),
             ("greet", "greet(name: string, greeting: option<string>) -> string"),
+            // Named types by their WIT names, from the component's own type information.
+            ("echo-person", "echo-person(p: person) -> person"),
+            ("check-age", "check-age(age: s32) -> result<u8, age-error>"),
+            ("echo-shape", "echo-shape(s: shape) -> shape"),
         ] {
             assert_eq!(description(&tools, name), signature, "{era:?}");
         }

@@ -26,6 +26,29 @@ pub enum Command {
     /// Develop a plugin: build its crate for wasm32-wasip2, serve it over
     /// stdio, and rebuild and hot-reload it whenever its sources change.
     Dev(DevArgs),
+    /// Write the doc comments of the WIT a plain component was built from
+    /// into the component (its `package-docs` section), so its tools are
+    /// described by them. Today's toolchains do not do this themselves.
+    EmbedDocs(EmbedDocsArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct EmbedDocsArgs {
+    /// The component.
+    #[arg(value_name = "COMPONENT")]
+    pub component: PathBuf,
+
+    /// The WIT folder it was built from.
+    #[arg(long, value_name = "DIR")]
+    pub wit: PathBuf,
+
+    /// The world it was built for, when the folder has several.
+    #[arg(long, value_name = "WORLD")]
+    pub world: Option<String>,
+
+    /// Where to write the documented component (default: over COMPONENT).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -196,7 +219,7 @@ impl Cli {
         match &self.command {
             Command::Serve(args) => args.verbose,
             Command::Dev(args) => args.verbose,
-            Command::Check(_) => 0,
+            Command::Check(_) | Command::EmbedDocs(_) => 0,
         }
     }
 }

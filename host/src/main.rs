@@ -27,6 +27,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => warden::serve::run(*args).await.map(|()| true),
             Command::Dev(args) => warden::dev::run(args).await.map(|()| true),
             Command::Check(args) => warden::check::run(args.plugin.as_deref().unwrap_or(&args.plugins)).await,
+            Command::EmbedDocs(args) => warden::plain::docs::run(&args).map(|()| true),
         }
     });
     let code = match result {

@@ -20,15 +20,13 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-# `exports_init` is componentize-py's own: every component it builds exports a
-# plain-named instance `exports` with `init(app-name, symbols, stub-wasi)`, the hook it
-# pre-initializes the interpreter with at build time (calling it again traps: "a
-# Python interpreter is already running"). The plain-component rules serve it as a tool.
-TOOLS = ["check-unit", "convert", "exports_init", "format-duration", "length_convert", "list-units", "parse-quantity"]
+# Not `exports#init`: componentize-py's own hook, which every component it builds
+# exports (it pre-initializes the interpreter at build time); Warden skips it.
+TOOLS = ["check-unit", "convert", "format-duration", "length_convert", "list-units", "parse-quantity"]
 
 # World-level functions are described by their doc comments in wit/units.wit
 # (componentize-py writes no `package-docs` section; python_component.sh adds it with
-# host/examples/embed_docs.rs). `length_convert` comes from an interface of a named
+# `warden embed-docs`). `length_convert` comes from an interface of a named
 # package (example:units/length), whose docs a component cannot carry, so it is
 # described by its signature in WIT syntax.
 DESCRIPTIONS = {

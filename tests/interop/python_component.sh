@@ -5,9 +5,9 @@
 # protocol eras) with exact-value checks (tests/interop/python_component.py).
 #
 # Installs componentize-py and mcp into target/interop/venv (the venv the other
-# interop scripts use), builds the component, adds the WIT's doc comments to it
-# (host/examples/embed_docs.rs) into target/plugins/python-component/, builds Warden
-# (debug; WARDEN_BIN=<path> uses that binary instead). Prints the
+# interop scripts use), builds Warden (debug; WARDEN_BIN=<path> uses that binary
+# instead), builds the component, adds the WIT's doc comments to it (`warden
+# embed-docs`) into target/plugins/python-component/. Prints the
 # component's size, how long Warden took to load it (cold and from its cache) and
 # the tools/call round trips; exits non-zero if any check failed.
 set -euo pipefail
@@ -35,12 +35,6 @@ mkdir -p "$plugins"
 cp -R "$source" "$build"
 (cd "$build" && "$componentize" -d wit -w units componentize app -o "$build/units.wasm")
 
-# componentize-py writes no `package-docs` section, so the doc comments of the WIT
-# are added with Warden's own `plain::docs::embed` (host/examples/embed_docs.rs).
-cargo build --quiet -p warden --example embed_docs --manifest-path "$root/Cargo.toml"
-echo "== doc comments of $source/wit -> $plugins/units.wasm"
-"$root/target/debug/examples/embed_docs" "$build/units.wasm" "$source/wit" units "$plugins/units.wasm"
-
 if [ -n "${WARDEN_BIN:-}" ]; then
   warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
 else
@@ -48,6 +42,10 @@ else
   warden="$root/target/debug/warden"
 fi
 [ -x "$warden" ] || { echo "no Warden binary at $warden"; exit 1; }
+
+# componentize-py writes no `package-docs` section: Warden adds the WIT's doc comments.
+echo "== warden embed-docs: doc comments of $source/wit -> $plugins/units.wasm"
+"$warden" embed-docs "$build/units.wasm" --wit "$source/wit" --world units --output "$plugins/units.wasm"
 
 # An empty compiled-code cache: the first connection measures a cold load.
 cache="$work/python-component-cache"

@@ -20,6 +20,14 @@ use crate::runtime::bindings::types;
 use docs::Docs;
 use schema::Unsupported;
 
+/// Exports a toolchain adds to every component it builds, which are not the
+/// author's functions: (interface, function, why it is not a tool).
+const TOOLCHAIN_HOOKS: [(&str, &str, &str); 1] = [(
+    "exports",
+    "init",
+    "componentize-py's initialisation hook (it runs once, when the component is built)",
+)];
+
 /// One exported function served as a tool.
 pub struct PlainFunction {
     /// The tool name (see `tool_name`).
@@ -118,6 +126,12 @@ fn consider(
             reason,
         });
     };
+    if let Some((_, _, why)) = TOOLCHAIN_HOOKS
+        .iter()
+        .find(|(i, f, _)| interface == Some(*i) && function == *f)
+    {
+        return skip(found, (*why).to_string());
+    }
     if let Some(resource) = resource_of(function) {
         return skip(
             found,
@@ -193,11 +207,11 @@ fn declare(
             ))
         })
         .transpose()?;
-    let signature = signature(function, &params, result.as_ref());
     let description = docs
         .function(interface, function)
+        .or_else(|| docs.signature(interface, function))
         .map(str::to_string)
-        .unwrap_or_else(|| signature.clone());
+        .unwrap_or_else(|| signature(function, &params, result.as_ref()));
     let declared = types::Tool {
         name: tool_name(interface, function),
         title: None,
