@@ -1083,3 +1083,52 @@ async fn call_plain_docs_absent(server: &Server) {
         "Hello, Ada!"
     );
 }
+
+#[tokio::test]
+async fn embed_docs_writes_the_doc_comments_and_replaces_earlier_ones() {
+    let dir = PluginDir::new();
+    let component = dir.path().join("plain-docs.wasm");
+    std::fs::copy(support::guest("plain-docs"), &component).unwrap();
+    let wit = xtask::repo_root().join("tests/plugins/plain-docs/wit");
+    // Twice: the second run replaces the section the first wrote (a component may
+    // carry only one).
+    for _ in 0..2 {
+        let out = support::warden()
+            .arg("embed-docs")
+            .arg(&component)
+            .arg("--wit")
+            .arg(&wit)
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains("2 function(s) documented"), "{stderr}");
+        assert!(out.stdout.is_empty());
+    }
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    let tools = tools(&server).await;
+    assert_eq!(description(&tools, "greet"), "Says hello to someone by name.");
+    assert_eq!(
+        description(&tools, "stats_mean"),
+        "The arithmetic mean of the values; NaN for none."
+    );
+    assert_eq!(description(&tools, "add"), "add(a: s64, b: s64) -> s64");
+    call_plain_docs(&server).await;
+    server.stop().await;
+
+    // A folder that is not the component's WIT: a clear error, the file untouched.
+    let before = std::fs::read(&component).unwrap();
+    let out = support::warden()
+        .arg("embed-docs")
+        .arg(&component)
+        .arg("--wit")
+        .arg(dir.path().join("missing"))
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot read the WIT in"), "{stderr}");
+    assert_eq!(std::fs::read(&component).unwrap(), before);
+}
