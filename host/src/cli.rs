@@ -30,6 +30,38 @@ pub enum Command {
     /// into the component (its `package-docs` section), so its tools are
     /// described by them. Today's toolchains do not do this themselves.
     EmbedDocs(EmbedDocsArgs),
+    /// Run one tool of a plugin without a client, under its manifest, and
+    /// print the MCP result as JSON. Exits 0 on success, 1 on an `isError`
+    /// result, 2 when the plugin cannot be loaded or the arguments are malformed.
+    Call(CallArgs),
+    /// Show what a component exports (the contract or plain functions) with
+    /// every schema, and what it imports next to what its manifest grants.
+    Inspect(InspectArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CallArgs {
+    /// A `.wasm` component (with its `name.toml` beside it, if any) or a folder plugin.
+    #[arg(value_name = "PLUGIN")]
+    pub plugin: PathBuf,
+
+    /// The tool to call.
+    #[arg(value_name = "TOOL")]
+    pub tool: String,
+
+    /// The arguments, a JSON object (default `{}`).
+    #[arg(value_name = "JSON")]
+    pub arguments: Option<String>,
+
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct InspectArgs {
+    /// A `.wasm` component (with its `name.toml` beside it, if any) or a folder plugin.
+    #[arg(value_name = "PLUGIN")]
+    pub plugin: PathBuf,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -219,7 +251,7 @@ impl Cli {
         match &self.command {
             Command::Serve(args) => args.verbose,
             Command::Dev(args) => args.verbose,
-            Command::Check(_) | Command::EmbedDocs(_) => 0,
+            Command::Check(_) | Command::EmbedDocs(_) | Command::Call(_) | Command::Inspect(_) => 0,
         }
     }
 }

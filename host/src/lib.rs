@@ -13,6 +13,7 @@
 pub mod annotations;
 pub mod audit;
 pub mod cache;
+pub mod call;
 pub mod catalog;
 pub mod check;
 pub mod cli;

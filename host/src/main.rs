@@ -23,21 +23,22 @@ fn main() -> ExitCode {
         .build()
         .expect("cannot start the async runtime");
     let result = runtime.block_on(async {
+        let done = |ok: bool| if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         match cli.command {
-            Command::Serve(args) => warden::serve::run(*args).await.map(|()| true),
-            Command::Dev(args) => warden::dev::run(args).await.map(|()| true),
-            Command::Check(args) => warden::check::run(args.plugin.as_deref().unwrap_or(&args.plugins)).await,
-            Command::EmbedDocs(args) => warden::plain::docs::run(&args).map(|()| true),
+            Command::Serve(args) => warden::serve::run(*args).await.map(|()| ExitCode::SUCCESS),
+            Command::Dev(args) => warden::dev::run(args).await.map(|()| ExitCode::SUCCESS),
+            Command::Check(args) => warden::check::run(args.plugin.as_deref().unwrap_or(&args.plugins))
+                .await
+                .map(done),
+            Command::EmbedDocs(args) => warden::plain::docs::run(&args).map(|()| ExitCode::SUCCESS),
+            Command::Call(args) => warden::call::run(&args).await,
+            Command::Inspect(args) => warden::check::inspect(&args.plugin).await,
         }
     });
-    let code = match result {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(error) => {
-            tracing::error!("{error:#}");
-            ExitCode::FAILURE
-        }
-    };
+    let code = result.unwrap_or_else(|error| {
+        tracing::error!("{error:#}");
+        ExitCode::FAILURE
+    });
     // A blocking stdin read may still be parked in the runtime; do not wait
     // for it on the way out.
     runtime.shutdown_background();

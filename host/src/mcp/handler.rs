@@ -4,12 +4,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Reference, ServerCapabilities, ServerConfig, SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestMethod, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig,
+    SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 // Deprecated in rmcp with all of logging (SEP-2577), but part of the
 // 2025-11-25 wire Warden serves.
@@ -26,9 +26,9 @@ use super::logging::{self, Level};
 use super::notifier::Notifier;
 use super::pagination;
 use super::session::Session;
+use super::tool_call;
 use crate::audit::{self, AuditLog, Kind, Outcome};
 use crate::catalog::CatalogHandle;
-use crate::declarations;
 use crate::plugin::{CompletionRef, Plugin};
 use crate::runtime::bindings::types;
 use crate::runtime::{CallContext, CallFailure, CallReport, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
@@ -103,10 +103,6 @@ fn is_2026(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
-}
-
-fn error_result(text: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 /// `-32602` for a URI no plugin serves, with the URI in `data` as the
@@ -699,83 +695,37 @@ impl ServerHandler for WardenServer {
         };
         let decl = entry.decl();
         let plugin = &entry.plugin;
-        let limit = plugin.prepared.policy.limits.output;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let arguments_text = arguments.to_string();
         let mut invocation = self.invocation(
             &plugin.name,
             &context,
             Kind::ToolCall,
             &request.name,
-            arguments_text.len(),
+            arguments.to_string().len(),
         );
-
-        let mut violations = declarations::violations(&decl.input, &arguments);
-        // What a schema cannot say (a base64 body): checked before any sandbox exists.
-        if violations.is_empty()
-            && let Err(problem) = plugin.check_arguments(&request.name, &arguments)
-        {
-            violations.push(problem);
-        }
-        let validated = invocation.audit.started.elapsed();
-        if !violations.is_empty() {
-            invocation.finish(Outcome::Rejected, None, &CallReport::default());
-            return Ok(error_result(format!(
-                "the arguments do not match the input schema of `{}`:\n- {}",
-                request.name,
-                violations.join("\n- ")
-            ))
-            .into());
-        }
-
-        let (reply, report) = plugin
-            .call_tool(
-                &self.shared.runtime,
-                &request.name,
-                arguments_text,
-                invocation.call.clone(),
-            )
-            .await;
+        let call = tool_call::run(
+            &self.shared.runtime,
+            plugin,
+            decl,
+            &request.name,
+            &arguments,
+            invocation.call.clone(),
+            invocation.audit.started,
+        )
+        .await;
         // The sandbox (and its event sender) is gone: flush progress and logs
         // before the response, never after it.
         invocation.flush().await;
-
-        let converting = Instant::now();
-        let tool_desc = format!("`{}`", request.name);
-        let refused = |error: ContentError| {
-            let text = error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
-            tracing::warn!("{text}");
-            (error_result(text.clone()), error.outcome(), Some(text))
-        };
-        let (result, outcome, detail) = match reply {
-            Err(failure) => {
-                let text = failure.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
-                (error_result(text.clone()), failure.outcome(), Some(text))
-            }
-            Ok(Err(tool_error)) => match content::tool_error(tool_error, limit) {
-                Ok(text) => (error_result(text), Outcome::ToolError, None),
-                Err(error) => refused(error),
-            },
-            Ok(Ok(reply)) => match content::call_result(reply, decl, limit) {
-                Ok(result) => {
-                    let outcome = if result.is_error == Some(true) {
-                        Outcome::ToolError
-                    } else {
-                        Outcome::Ok
-                    };
-                    (result, outcome, None)
-                }
-                Err(error) => refused(error),
-            },
-        };
-        invocation.audit.timing = Some(audit::Timing {
-            validate_us: audit::micros(validated),
-            setup_us: audit::micros(report.setup),
-            instantiate_us: audit::micros(report.instantiate),
-            guest_us: audit::micros(report.run),
-            convert_us: audit::micros(converting.elapsed()),
-        });
-        invocation.finish(outcome, detail.as_deref(), &report);
-        Ok(result.into())
+        if call.outcome != Outcome::Rejected {
+            invocation.audit.timing = Some(audit::Timing {
+                validate_us: audit::micros(call.validated),
+                setup_us: audit::micros(call.report.setup),
+                instantiate_us: audit::micros(call.report.instantiate),
+                guest_us: audit::micros(call.report.run),
+                convert_us: audit::micros(call.converted),
+            });
+        }
+        invocation.finish(call.outcome, call.detail.as_deref(), &call.report);
+        Ok(call.result.into())
     }
 }

@@ -9,6 +9,7 @@ pub mod notifier;
 mod pagination;
 mod session;
 mod subscription_limits;
+pub mod tool_call;
 
 pub use handler::{Shared, WardenServer};
 pub use in_flight::InFlight;

@@ -1,0 +1,92 @@
+//! `warden call`: runs one tool of a plugin without a client, under its
+//! manifest, exactly as a client's `tools/call` would, and prints the MCP
+//! result as JSON on stdout.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use crate::audit::Outcome;
+use crate::check::plugin_source;
+use crate::cli::CallArgs;
+use crate::loader::Loader;
+use crate::mcp::tool_call;
+use crate::runtime::{CallContext, Runtime};
+use crate::serve::open_cache;
+
+/// Exit codes: 0 a result, 1 an `isError` result, 2 nothing ran (the plugin
+/// cannot be loaded, no such tool, or malformed arguments).
+pub const TOOL_ERROR: u8 = 1;
+pub const UNUSABLE: u8 = 2;
+
+pub async fn run(args: &CallArgs) -> Result<ExitCode> {
+    let arguments = match parse_arguments(args.arguments.as_deref()) {
+        Ok(arguments) => arguments,
+        Err(why) => return Ok(unusable(&why)),
+    };
+    let (source, root) = match plugin_source(&args.plugin) {
+        Ok(found) => found,
+        Err(error) => return Ok(unusable(&format!("{error:#}"))),
+    };
+    let loader = Loader::new(Runtime::new()?, open_cache(&args.cache), &[root]);
+    let plugin = match loader.load(&source, &[]).await {
+        Ok(plugin) => Arc::new(plugin),
+        Err(error) => {
+            return Ok(unusable(&format!(
+                "cannot load {}: {error:#}",
+                source.component.display()
+            )));
+        }
+    };
+    let Some(decl) = plugin.tools.iter().find(|t| t.tool.name == args.tool) else {
+        let names: Vec<&str> = plugin.tools.iter().map(|t| t.tool.name.as_ref()).collect();
+        return Ok(unusable(&format!(
+            "plugin `{}` has no tool `{}`; its tools: {}",
+            plugin.name,
+            args.tool,
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )));
+    };
+    let call = tool_call::run(
+        loader.runtime(),
+        &plugin,
+        decl,
+        &args.tool,
+        &arguments,
+        CallContext::detached(plugin.name.clone()),
+        Instant::now(),
+    )
+    .await;
+    println!("{}", serde_json::to_string_pretty(&call.result)?);
+    Ok(ExitCode::from(match call.outcome {
+        Outcome::Rejected => UNUSABLE,
+        _ if call.result.is_error == Some(true) => TOOL_ERROR,
+        _ => 0,
+    }))
+}
+
+/// The arguments: a JSON object, `{}` when none are given.
+fn parse_arguments(text: Option<&str>) -> Result<Value, String> {
+    let Some(text) = text else {
+        return Ok(Value::Object(Default::default()));
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "the arguments must be a JSON object, like '{{\"name\": \"Ada\"}}', not {other}"
+        )),
+        Err(error) => Err(format!("the arguments are not JSON ({error}): {text}")),
+    }
+}
+
+fn unusable(why: &str) -> ExitCode {
+    tracing::error!("{why}");
+    ExitCode::from(UNUSABLE)
+}

@@ -1,0 +1,106 @@
+//! One tool call, from arguments to the MCP result: validate, run in a
+//! fresh sandbox, convert and hold to the limits. Shared by the MCP handler
+//! and `warden call`, so both answer exactly alike.
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::Value;
+
+use super::content::{self, ContentError};
+use crate::audit::Outcome;
+use crate::declarations::{self, ToolDecl};
+use crate::plugin::Plugin;
+use crate::runtime::{CallContext, CallReport, Runtime};
+
+/// What one tool call came to.
+pub struct ToolCall {
+    pub result: CallToolResult,
+    pub outcome: Outcome,
+    /// For the audit log: the message of a failure Warden (not the tool) reported.
+    pub detail: Option<String>,
+    pub report: CallReport,
+    /// When validation ended, from the call's start.
+    pub validated: Duration,
+    /// How long converting the answer took.
+    pub converted: Duration,
+}
+
+pub fn error_result(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// Runs tool `name` (declared as `decl`) of `plugin` with `arguments`, a
+/// JSON object. `started` is when the call began, for the timings.
+pub async fn run(
+    runtime: &Runtime,
+    plugin: &Plugin,
+    decl: &ToolDecl,
+    name: &str,
+    arguments: &Value,
+    call: CallContext,
+    started: Instant,
+) -> ToolCall {
+    let limit = plugin.prepared.policy.limits.output;
+    let mut violations = declarations::violations(&decl.input, arguments);
+    // What a schema cannot say (a base64 body): checked before any sandbox exists.
+    if violations.is_empty()
+        && let Err(problem) = plugin.check_arguments(name, arguments)
+    {
+        violations.push(problem);
+    }
+    let validated = started.elapsed();
+    if !violations.is_empty() {
+        let text = format!(
+            "the arguments do not match the input schema of `{name}`:\n- {}",
+            violations.join("\n- ")
+        );
+        return ToolCall {
+            result: error_result(text),
+            outcome: Outcome::Rejected,
+            detail: None,
+            report: CallReport::default(),
+            validated,
+            converted: Duration::ZERO,
+        };
+    }
+
+    let (reply, report) = plugin.call_tool(runtime, name, arguments.to_string(), call).await;
+
+    let converting = Instant::now();
+    let tool_desc = format!("`{name}`");
+    let refused = |error: ContentError| {
+        let text = error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
+        tracing::warn!("{text}");
+        (error_result(text.clone()), error.outcome(), Some(text))
+    };
+    let (result, outcome, detail) = match reply {
+        Err(failure) => {
+            let text = failure.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
+            (error_result(text.clone()), failure.outcome(), Some(text))
+        }
+        Ok(Err(tool_error)) => match content::tool_error(tool_error, limit) {
+            Ok(text) => (error_result(text), Outcome::ToolError, None),
+            Err(error) => refused(error),
+        },
+        Ok(Ok(reply)) => match content::call_result(reply, decl, limit) {
+            Ok(result) => {
+                let outcome = if result.is_error == Some(true) {
+                    Outcome::ToolError
+                } else {
+                    Outcome::Ok
+                };
+                (result, outcome, None)
+            }
+            Err(error) => refused(error),
+        },
+    };
+    ToolCall {
+        result,
+        outcome,
+        detail,
+        report,
+        validated,
+        converted: converting.elapsed(),
+    }
+}
