@@ -99,12 +99,13 @@ impl Plugin {
         &self,
         runtime: &Runtime,
         tool: &str,
-        arguments: String,
+        arguments: &serde_json::Value,
         call: CallContext,
     ) -> (Result<ToolReply, CallFailure>, CallReport) {
         if let Some(plain) = &self.plain {
-            return self.call_function(runtime, plain, tool, &arguments, call).await;
+            return self.call_function(runtime, plain, tool, arguments, call).await;
         }
+        let arguments = arguments.to_string();
         let tool = tool.to_string();
         let indices = self
             .exports
@@ -137,7 +138,7 @@ impl Plugin {
         runtime: &Runtime,
         plain: &PlainExports,
         tool: &str,
-        arguments: &str,
+        arguments: &serde_json::Value,
         call: CallContext,
     ) -> (Result<ToolReply, CallFailure>, CallReport) {
         let Some(function) = plain.function(tool) else {
@@ -146,10 +147,7 @@ impl Plugin {
                 CallReport::default(),
             );
         };
-        let params = serde_json::from_str(arguments)
-            .map_err(|e| format!("not JSON: {e}"))
-            .and_then(|arguments| plain::arguments(function, &arguments));
-        let params = match params {
+        let params = match plain::arguments(function, arguments) {
             Ok(params) => params,
             Err(why) => return (Ok(Err(types::Error::InvalidArguments(why))), CallReport::default()),
         };

@@ -65,7 +65,7 @@ pub async fn run(
         };
     }
 
-    let (reply, report) = plugin.call_tool(runtime, name, arguments.to_string(), call).await;
+    let (reply, report) = plugin.call_tool(runtime, name, arguments, call).await;
 
     let converting = Instant::now();
     let tool_desc = format!("`{name}`");
