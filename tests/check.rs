@@ -160,7 +160,10 @@ async fn call_runs_one_tool_and_says_how_it_went_in_its_exit_code() {
     let (code, result, _) = call(&plain, &["echo-u8", r#"{"v": 256}"#]).await;
     assert_eq!(code, 2);
     let message = result.unwrap()["content"][0]["text"].as_str().unwrap().to_string();
-    assert!(message.contains("/v: 256 is greater than the maximum of 255"), "{message}");
+    assert!(
+        message.contains("/v: 256 is greater than the maximum of 255"),
+        "{message}"
+    );
     let (code, result, stderr) = call(&plain, &["echo-u8", "[1]"]).await;
     assert_eq!((code, result), (2, None));
     assert!(stderr.contains("the arguments must be a JSON object"), "{stderr}");

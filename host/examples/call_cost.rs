@@ -21,7 +21,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let (dir, name, tool) = (&args[1], &args[2], &args[3]);
-    let arguments = args.get(4).cloned().unwrap_or_else(|| "{}".into());
+    let arguments: serde_json::Value = serde_json::from_str(args.get(4).map_or("{}", String::as_str))?;
     let calls: usize = args.get(5).map_or(Ok(2000), |n| n.parse())?;
 
     let runtime = Runtime::new()?;
@@ -38,12 +38,7 @@ async fn main() -> anyhow::Result<()> {
     for i in 0..calls + calls / 10 {
         let started = Instant::now();
         let (result, report) = plugin
-            .call_tool(
-                &runtime,
-                tool,
-                arguments.clone(),
-                CallContext::detached(plugin.name.clone()),
-            )
+            .call_tool(&runtime, tool, &arguments, CallContext::detached(plugin.name.clone()))
             .await;
         let elapsed = started.elapsed();
         assert!(matches!(result, Ok(Ok(_))), "the call failed: {result:?}");
