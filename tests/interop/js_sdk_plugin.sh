@@ -50,9 +50,9 @@ for (const [name, want] of [["@bytecodealliance/jco", "1.35.0"], ["@bytecodealli
 rm -rf "$plugins"
 mkdir -p "$plugins"
 echo "== warden-plugin build plugins-js/json-tools/index.js -> $plugins/json-tools.wasm"
-started=$(date +%s.%N)
+started=$(date +%s%N)
 (cd "$tools" && node "$root/sdk/js/bin/warden-plugin.js" build "$root/plugins-js/json-tools/index.js" -o "$plugins/json-tools.wasm")
-echo "built in $(echo "$(date +%s.%N) - $started" | bc) s"
+echo "built in $(( ($(date +%s%N) - started) / 1000000 )) ms"
 
 # What the component imports: the contract's host interface and nothing of WASI.
 imports="$(cd "$plugins" && "$tools/node_modules/.bin/jco" wit json-tools.wasm | grep '^  import ' | sed 's/^  import //; s/;$//' | sort | tr '\n' ' ')"
@@ -96,6 +96,31 @@ got="$("$warden" call "$plugins/json-tools.wasm" json_format '{"text":"{nope"}' 
 same_json "warden call json_format on bad JSON" "$got" \
   '{"resultType":"complete","content":[{"type":"text","text":"the text is not valid JSON"}],"isError":true}'
 echo "warden call: ok"
+
+# SDK features the example does not use (tests/interop/js-sdk/features.js), one call each.
+features="$work/js-sdk-features"
+rm -rf "$features"
+echo "== warden-plugin build tests/interop/js-sdk/features.js; warden call on each of its tools"
+(cd "$tools" && node "$root/sdk/js/bin/warden-plugin.js" build "$root/tests/interop/js-sdk/features.js" -o "$features/sdk-features.wasm")
+# feature TOOL ARGS EXIT WANT: `warden call` exits with EXIT and prints WANT.
+feature() {
+  local status=0 got
+  got="$("$warden" call "$features/sdk-features.wasm" "$1" "$2" --cache-dir "$cache" 2>>"$work/js-sdk-features.log")" || status=$?
+  [ "$status" -eq "$3" ] || { echo "warden call $1: exit $status, want $3 (output: $got)"; exit 1; }
+  same_json "warden call $1" "$got" "$4"
+}
+feature structured_only '{"n":21}' 0 \
+  '{"resultType":"complete","content":[{"type":"text","text":"{\"double\":42}"}],"structuredContent":{"double":42},"isError":false}'
+feature nothing '{}' 0 '{"resultType":"complete","content":[],"isError":false}'
+grep -q 'nothing to return' "$work/js-sdk-features.log" || { echo "log() from the plugin did not reach Warden's log"; exit 1; }
+feature image '{}' 0 \
+  '{"resultType":"complete","content":[{"type":"image","data":"AAEC","mimeType":"image/png"},{"type":"resource_link","uri":"x://y","name":"y"}],"isError":false}'
+feature later '{}' 1 \
+  '{"resultType":"complete","content":[{"type":"text","text":"tool later returned a Promise: handlers run synchronously inside the component (drop `async`)"}],"isError":true}'
+feature not_found '{}' 1 '{"resultType":"complete","content":[{"type":"text","text":"not found: no such thing"}],"isError":true}'
+feature invalid '{}' 1 '{"resultType":"complete","content":[{"type":"text","text":"invalid arguments: n must be even"}],"isError":true}'
+feature throws_string '{}' 1 '{"resultType":"complete","content":[{"type":"text","text":"plain string"}],"isError":true}'
+echo "SDK features: ok"
 
 rm -rf "$cache"
 log="$work/js-sdk-plugin.log"
