@@ -5,10 +5,12 @@ tools/list (names, titles, descriptions, schemas, annotations), results, a throw
 error, arguments refused by the schema, resources and templates, prompts and
 completions.
 
-usage: python js_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR
+usage: python js_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR AUDIT_LOG
 
 CACHE_DIR should be empty: the first connection then measures a cold load (the
 component compiled), the second a warm one (from Warden's compiled-code cache).
+AUDIT_LOG is a new file for Warden's audit log: where each call's time went inside
+Warden (instantiating a fresh instance, the guest's work) is printed from it.
 Prints what it checked and the figures; exits 1 if any check failed.
 """
 
@@ -385,12 +387,12 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
 
 
 async def main() -> None:
-    warden, plugins, cache = sys.argv[1:4]
+    warden, plugins, cache, audit = sys.argv[1:5]
     wasm = [f for f in os.listdir(plugins) if f.endswith(".wasm")]
     size = sum(os.path.getsize(os.path.join(plugins, f)) for f in wasm)
     print(f"component: {', '.join(wasm)}, {size} bytes ({size / 2**20:.1f} MiB)")
     server = StdioServerParameters(
-        command=warden, args=["serve", "--plugins", plugins, "--cache-dir", cache, "--no-watch"]
+        command=warden, args=["serve", "--plugins", plugins, "--cache-dir", cache, "--no-watch", "--audit-log", audit]
     )
     checks = Checks()
     for mode, cold in (("legacy", "cold: compiled, cache empty"), ("auto", "warm: from the compiled-code cache")):
@@ -408,6 +410,15 @@ async def main() -> None:
                     f"mode={mode}: {len(ms)} tools/call round trips {what}: min {ms[0]:.1f} ms, "
                     f"median {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms"
                 )
+    timings: dict[str, list[int]] = {}
+    with open(audit, encoding="utf-8") as lines:
+        for line in lines:
+            timing = json.loads(line).get("timing")
+            for key, value in (timing or {}).items():
+                timings.setdefault(key, []).append(value)
+    if timings:
+        parts = ", ".join(f"{key.removesuffix('_us')} {statistics.median(values):.0f} µs" for key, values in timings.items())
+        print(f"inside Warden, p50 of {len(timings['guest_us'])} calls that reached the component: {parts}")
     for failure in checks.failed:
         print(f"FAILED {failure}")
     print(f"js sdk plugin: {checks.passed} passed, {len(checks.failed)} failed")

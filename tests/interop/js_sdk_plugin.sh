@@ -126,7 +126,9 @@ rm -rf "$cache"
 log="$work/js-sdk-plugin.log"
 echo "== Python mcp 2.3.0 over stdio: $warden serve --plugins $plugins"
 status=0
-timeout 600 "$python" "$root/tests/interop/js_sdk_plugin.py" "$warden" "$plugins" "$cache" 2>"$log" || status=$?
+audit="$work/js-sdk-audit.jsonl"
+rm -f "$audit"
+timeout 600 "$python" "$root/tests/interop/js_sdk_plugin.py" "$warden" "$plugins" "$cache" "$audit" 2>"$log" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "== FAILED (exit $status); the client's and Warden's stderr ($log), last 40 lines:"
   tail -n 40 "$log"
