@@ -1015,16 +1015,18 @@ async fn plain_component_answers_are_bounded_by_hostcall_fuel() {
     assert_eq!(string_result(&server, "ping", json!({})).await, "pong");
     let before = support::status_kib(server.pid, "VmHWM");
     let refused = failure(&server, "aliased", json!({"count": 4000})).await;
-    assert!(
-        refused.contains("too much data is being copied between the host and the guest"),
-        "{refused}"
+    assert_eq!(
+        refused,
+        "plugin `plain-greedy` handed Warden more data than it reads in one go (64 MiB) while running \
+         `aliased`, far beyond its output limit of 1 MiB; the operator can raise `[limits] output` in \
+         plain-greedy.toml"
     );
     // 1 MiB a few times over the default output limit: read, then refused by the limit.
     let over = failure(&server, "aliased", json!({"count": 2})).await;
     assert!(over.contains("more than its output limit of 1 MiB"), "{over}");
     let bytes = failure(&server, "big-bytes", json!({"n": 4 << 20})).await;
     assert!(
-        bytes.contains("too much data is being copied between the host and the guest"),
+        bytes.contains("handed Warden more data than it reads in one go (64 MiB)"),
         "{bytes}"
     );
     let grown = support::status_kib(server.pid, "VmHWM").saturating_sub(before);

@@ -328,9 +328,19 @@ async fn every_limit_ends_only_the_call_that_hit_it() {
     let recursed = refused(&server, "recurse", json!({"depth": 100_000_000})).await;
     assert!(recursed.contains("overflowed its stack"), "{recursed}");
 
+    // 100 MB is refused before it is read: the most one crossing may hand over
+    // is 64 × the output limit.
     let big = refused(&server, "big_result", json!({"megabytes": 100})).await;
+    assert_eq!(
+        big,
+        "plugin `hostile` handed Warden more data than it reads in one go (64 MiB) while running \
+         `big_result`, far beyond its output limit of 1 MiB; the operator can raise `[limits] output` \
+         in hostile.toml"
+    );
+    // Within that, the output limit decides.
+    let big = refused(&server, "big_result", json!({"megabytes": 2})).await;
     assert!(
-        big.contains("returned 104857632 bytes")
+        big.contains("returned 2097184 bytes")
             && big.contains("output limit of 1 MiB")
             && big.contains("`[limits] output`"),
         "{big}"
@@ -362,7 +372,18 @@ async fn every_limit_ends_only_the_call_that_hit_it() {
         .filter(|l| l["plugin"] == "hostile")
         .map(|l| l["outcome"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(outcomes, ["memory-limit", "ok", "trap", "output-limit", "ok", "trap"]);
+    assert_eq!(
+        outcomes,
+        [
+            "memory-limit",
+            "ok",
+            "trap",
+            "output-limit",
+            "output-limit",
+            "ok",
+            "trap"
+        ]
+    );
 }
 
 #[tokio::test]

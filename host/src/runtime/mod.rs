@@ -69,6 +69,11 @@ pub enum CallFailure {
     },
     /// The call's resource table was full: `[limits] handles`.
     HandleLimit(u32),
+    /// The guest handed over more than the host will read in one crossing
+    /// (the hostcall fuel, derived from `[limits] output`, which is given).
+    TooMuchData {
+        output: u64,
+    },
     /// The sandbox could not be built (e.g. a granted directory vanished).
     Unavailable(String),
 }
@@ -84,6 +89,7 @@ impl CallFailure {
             CallFailure::Cancelled => Outcome::Cancelled,
             CallFailure::Busy { .. } => Outcome::Busy,
             CallFailure::HandleLimit(_) => Outcome::HandleLimit,
+            CallFailure::TooMuchData { .. } => Outcome::OutputLimit,
             CallFailure::Unavailable(_) => Outcome::Unavailable,
         }
     }
@@ -117,6 +123,12 @@ impl CallFailure {
             CallFailure::HandleLimit(limit) => format!(
                 "plugin `{plugin}` tried to hold more than {limit} handles (files, sockets, streams, HTTP \
                  requests) at once while running {what}; the operator can raise `[limits] handles` in {manifest}"
+            ),
+            CallFailure::TooMuchData { output } => format!(
+                "plugin `{plugin}` handed Warden more data than it reads in one go ({}) while running {what}, \
+                 far beyond its output limit of {}; the operator can raise `[limits] output` in {manifest}",
+                format_size(hostcall_fuel(*output) as u64),
+                format_size(*output)
             ),
             CallFailure::Cancelled => format!("the call to {what} of plugin `{plugin}` was cancelled"),
             CallFailure::Unavailable(why) => format!("plugin `{plugin}` cannot run {what}: {why}"),
@@ -374,6 +386,9 @@ impl Runtime {
                 Err(CallFailure::FuelExhausted(limits.fuel.unwrap_or_default()))
             }
             Ok(Err(error)) if is_table_full(&error) => Err(CallFailure::HandleLimit(limits.handles)),
+            Ok(Err(error)) if is_hostcall_fuel_exhausted(&error) => {
+                Err(CallFailure::TooMuchData { output: limits.output })
+            }
             Ok(Err(error)) => Err(CallFailure::Trap {
                 message: trap_message(&error),
                 stderr_tail: sandbox.stderr.crash_summary(),
@@ -410,6 +425,17 @@ fn is_table_full(error: &wasmtime::Error) -> bool {
             cause.downcast_ref::<ResourceTableError>(),
             Some(ResourceTableError::Full)
         )
+    })
+}
+
+/// The hostcall fuel ran out. wasmtime's error type for it is private, so
+/// its message is what identifies it (`tests/sandbox.rs` and `tests/plain.rs`
+/// fail if that message changes).
+fn is_hostcall_fuel_exhausted(error: &wasmtime::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .to_string()
+            .contains("fuel allocated for hostcalls has been exhausted")
     })
 }
 
