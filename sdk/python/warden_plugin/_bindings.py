@@ -9,7 +9,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from componentize_py_types import Err  # type: ignore[import-not-found]
 from wit_world import exports as _exports  # type: ignore[import-not-found]
-from wit_world.exports import completions as _completions  # type: ignore[import-not-found]
+
+try:  # absent when built for the tools-only world, warden:plugin/tool-plugin
+    from wit_world.exports import completions as _completions  # type: ignore[import-not-found]
+except ImportError:
+    _completions = None
 from wit_world.imports import types as t  # type: ignore[import-not-found]
 
 from .host import log
@@ -59,8 +63,12 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _base(name: str) -> type:
+    return getattr(_exports, name, object)
+
+
 def export_classes(plugin: Any) -> Dict[str, type]:
-    class Tools(_exports.Tools):
+    class Tools(_base("Tools")):  # type: ignore[misc]
         def list_tools(self) -> List[Any]:
             out = []
             for tool in plugin._tools.values():
@@ -97,7 +105,7 @@ def export_classes(plugin: Any) -> Dict[str, type]:
             structured = None if result.structured_content is None else _dumps(result.structured_content)
             return t.CallResult(content=content, structured_content=structured, is_error=result.is_error)
 
-    class Resources(_exports.Resources):
+    class Resources(_base("Resources")):  # type: ignore[misc]
         def list_resources(self) -> List[Any]:
             return [
                 t.ResourceInfo(
@@ -122,7 +130,7 @@ def export_classes(plugin: Any) -> Dict[str, type]:
             except Exception as error:
                 raise Err(t.Error_Failed(f"{type(error).__name__}: {error}")) from None
 
-    class Prompts(_exports.Prompts):
+    class Prompts(_base("Prompts")):  # type: ignore[misc]
         def list_prompts(self) -> List[Any]:
             return [
                 t.Prompt(
@@ -149,9 +157,9 @@ def export_classes(plugin: Any) -> Dict[str, type]:
                 raise Err(t.Error_Failed(f"{type(error).__name__}: {error}")) from None
             return t.PromptResult(description=description, messages=out)
 
-    class Completions(_exports.Completions):
+    class Completions(_base("Completions")):  # type: ignore[misc]
         def complete(self, ref: Any, argument: str, value: str) -> List[str]:
-            if isinstance(ref, _completions.Reference_Prompt):
+            if _completions is not None and isinstance(ref, _completions.Reference_Prompt):
                 target: Any = PromptReference(ref.value)
             else:
                 target = ResourceTemplateReference(ref.value)
@@ -161,4 +169,7 @@ def export_classes(plugin: Any) -> Dict[str, type]:
                 log("warning", f"completion of {argument!r} failed: {type(error).__name__}: {error}")
                 return []
 
-    return {"Tools": Tools, "Resources": Resources, "Prompts": Prompts, "Completions": Completions}
+    # Only the interfaces the world being built exports (all four for
+    # warden:plugin/plugin, `tools` alone for warden:plugin/tool-plugin).
+    defined = {"Tools": Tools, "Resources": Resources, "Prompts": Prompts, "Completions": Completions}
+    return {name: cls for name, cls in defined.items() if hasattr(_exports, name)}
