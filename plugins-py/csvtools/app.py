@@ -21,6 +21,8 @@ from warden_plugin import (
     NotFound,
     Plugin,
     PromptReference,
+    cancelled,
+    progress,
     ResourceTemplateReference,
     UserMessage,
     log,
@@ -155,6 +157,11 @@ def summarize_csv(csv: str, delimiter: Delimiter = ",") -> Summary:
             column.min, column.max = min(numbers), max(numbers)
             column.mean = sum(numbers) / len(numbers)
         columns.append(column)
+        # Large tables take a while: the client sees each column done, and a
+        # cancelled call stops early.
+        progress(index + 1, len(header), f"column {name}")
+        if cancelled():
+            raise RuntimeError("cancelled")
     return Summary(rows=len(body), columns=columns)
 
 

@@ -440,6 +440,20 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
             if mode == "legacy":
                 print(f"  refused {name} {json.dumps(arguments)[:70]}: {' '.join(got)}")
 
+        # host.progress from summarize_csv: one notification per column, before the result.
+        reported: list[list] = []
+
+        async def on_progress(done: float, total, message) -> None:
+            reported.append([done, total, message])
+
+        result = await client.call_tool("summarize_csv", {"csv": PLANETS}, progress_callback=on_progress)
+        checks.equal(f"[{mode}] summarize_csv with a progress token", result.structured_content, PLANETS_SUMMARY)
+        checks.equal(
+            f"[{mode}] host.progress from summarize_csv",
+            reported,
+            [[1, 4, "column name"], [2, 4, "column type"], [3, 4, "column moons"], [4, 4, "column radius_km"]],
+        )
+
         # host.log from query_csv (the first query above matched 4 of 8 rows).
         checks.equal(
             f"[{mode}] host.log from query_csv",

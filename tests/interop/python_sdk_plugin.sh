@@ -87,11 +87,12 @@ for line in "exports      tools, resources, prompts, completions" \
     || { cat "$work/python-sdk-check.txt"; echo "warden check: no line '$line'"; exit 1; }
 done
 
+rm -f "$work/python-sdk-call.log"
 # warden call: the MCP result as JSON, exit 0 on success, 1 on isError, 2 when the
 # arguments do not match the schema.
 call() { # expected-exit expected-json tool arguments
   local want_status="$1" want="$2" status=0 got
-  got="$("$warden" call "$plugins/csvtools.wasm" "$3" "$4" --cache-dir "$cache")" || status=$?
+  got="$("$warden" call "$plugins/csvtools.wasm" "$3" "$4" --cache-dir "$cache" 2>>"$work/python-sdk-call.log")" || status=$?
   [ "$status" -eq "$want_status" ] || { echo "warden call $3 $4: exit $status, want $want_status; $got"; exit 1; }
   "$python" - "$got" "$want" <<'EOF' || { echo "warden call $3 $4: unexpected result"; exit 1; }
 import json, sys
@@ -110,7 +111,7 @@ call 0 '{"content":[{"type":"text","text":"{\"columns\":[\"b\"],\"rows\":[[\"4\"
 call 1 '{"content":[{"type":"text","text":"unknown column \"c\"; the columns are: a, b"}],"isError":true}' \
   query_csv '{"csv":"a,b\n1,2\n","sort_by":"c"}'
 status=0
-"$warden" call "$plugins/csvtools.wasm" query_csv '{"csv":"a\n1\n","limit":0}' --cache-dir "$cache" >/dev/null || status=$?
+"$warden" call "$plugins/csvtools.wasm" query_csv '{"csv":"a\n1\n","limit":0}' --cache-dir "$cache" >/dev/null 2>>"$work/python-sdk-call.log" || status=$?
 [ "$status" -eq 2 ] || { echo "warden call with limit 0: exit $status, want 2"; exit 1; }
 echo "warden call query_csv limit 0 → exit 2, as expected"
 echo "== python SDK plugin: all checks passed"
