@@ -16,7 +16,10 @@ from typing import Annotated, Any, Dict, List, Literal, Optional, Sequence, Set,
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from typing import NotRequired  # noqa: E402
+try:
+    from typing import NotRequired  # Python 3.11+
+except ImportError:  # pragma: no cover
+    NotRequired = None
 
 from warden_plugin import (  # noqa: E402
     Context,
@@ -87,9 +90,11 @@ class Partial(TypedDict, total=False):
     note: str
 
 
-class Mixed(TypedDict):
-    id: int
-    tag: NotRequired[str]
+if NotRequired is not None:
+
+    class Mixed(TypedDict):
+        id: int
+        tag: NotRequired[str]
 
 
 def test_scalars() -> None:
@@ -174,6 +179,8 @@ def test_objects() -> None:
         schema_of(Partial),
         {"type": "object", "properties": {"note": {"type": "string"}}, "additionalProperties": False},
     )
+    if NotRequired is None:
+        return
     eq(
         schema_of(Mixed),
         {
