@@ -1,0 +1,300 @@
+"""csvtools: CSV utilities for a model, as a Warden plugin written with the Python SDK.
+
+Tools: `csv_to_markdown` (a Markdown table), `summarize_csv` (each column's type,
+fill and range), `query_csv` (select, filter, sort). Resources: `csv://samples`
+(the sample tables) and `csv://samples/{name}` (one of them). Prompt:
+`analyze_csv`. Deterministic: no clock, no randomness, no I/O.
+
+    componentize-py -d "$(python -m warden_plugin wit)" -w warden:plugin/plugin \\
+        componentize app -p . -p "$(python -m warden_plugin path)" -o csvtools.wasm
+"""
+
+import csv
+import io
+from dataclasses import dataclass, field
+from typing import Annotated, List, Literal, Optional
+
+from warden_plugin import (
+    EmbeddedResource,
+    Field,
+    InvalidArguments,
+    NotFound,
+    Plugin,
+    PromptReference,
+    cancelled,
+    progress,
+    ResourceTemplateReference,
+    UserMessage,
+    log,
+)
+
+app = Plugin("csvtools")
+
+Delimiter = Annotated[str, Field("The character between fields.", min_length=1, max_length=1)]
+
+SAMPLES = {
+    "planets": (
+        "The eight planets: type, known moons, mean radius.",
+        "name,type,moons,radius_km\n"
+        "Mercury,terrestrial,0,2439.7\n"
+        "Venus,terrestrial,0,6051.8\n"
+        "Earth,terrestrial,1,6371.0\n"
+        "Mars,terrestrial,2,3389.5\n"
+        "Jupiter,gas giant,95,69911\n"
+        "Saturn,gas giant,146,58232\n"
+        "Uranus,ice giant,28,25362\n"
+        "Neptune,ice giant,16,24622\n",
+    ),
+    "elements": (
+        "The first ten chemical elements: symbol, atomic number, standard atomic weight.",
+        "symbol,name,number,weight\n"
+        "H,Hydrogen,1,1.008\n"
+        "He,Helium,2,4.0026\n"
+        "Li,Lithium,3,6.94\n"
+        "Be,Beryllium,4,9.0122\n"
+        "B,Boron,5,10.81\n"
+        "C,Carbon,6,12.011\n"
+        "N,Nitrogen,7,14.007\n"
+        "O,Oxygen,8,15.999\n"
+        "F,Fluorine,9,18.998\n"
+        "Ne,Neon,10,20.18\n",
+    ),
+}
+
+
+def read_table(text: str, delimiter: str) -> "tuple[List[str], List[List[str]]]":
+    rows = [row for row in csv.reader(io.StringIO(text), delimiter=delimiter) if row]
+    if not rows:
+        raise ValueError("the CSV is empty: it needs a header row")
+    header, body = rows[0], rows[1:]
+    for number, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise ValueError(f"row {number} has {len(row)} fields, the header has {len(header)}")
+    return header, body
+
+
+def number(text: str) -> Optional[float]:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def column_index(header: List[str], name: str) -> int:
+    if name not in header:
+        raise ValueError(f'unknown column "{name}"; the columns are: {", ".join(header)}')
+    return header.index(name)
+
+
+# ----------------------------------------------------------------------------- tools
+
+
+@app.tool(title="CSV to Markdown", read_only_hint=True, idempotent_hint=True)
+def csv_to_markdown(
+    csv: str,
+    align: Literal["left", "center", "right"] = "left",
+    delimiter: Delimiter = ",",
+) -> str:
+    """Renders CSV text as a Markdown table (the first row is the header).
+
+    Args:
+        csv: The CSV text, header first.
+        align: How every column is aligned.
+    """
+    header, body = read_table(csv, delimiter)
+    rule = {"left": ":---", "center": ":---:", "right": "---:"}[align]
+
+    def line(cells: List[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(header), "| " + " | ".join([rule] * len(header)) + " |"] + [line(row) for row in body])
+
+
+@dataclass
+class Column:
+    """One column of a CSV table."""
+
+    name: str
+    type: Literal["integer", "number", "text", "empty"]
+    filled: int = field(metadata={"description": "How many cells are not empty."})
+    distinct: int = field(metadata={"description": "How many different non-empty values."})
+    min: Optional[float] = None
+    max: Optional[float] = None
+    mean: Optional[float] = None
+
+
+@dataclass
+class Summary:
+    """The shape of a CSV table."""
+
+    rows: int
+    columns: List[Column]
+
+
+@app.tool(title="Summarize CSV", read_only_hint=True)
+def summarize_csv(csv: str, delimiter: Delimiter = ",") -> Summary:
+    """Describes a CSV table: its row count and, per column, the type of its values,
+    how many are filled and distinct, and for numbers the minimum, maximum and mean.
+
+    Args:
+        csv: The CSV text, header first.
+    """
+    header, body = read_table(csv, delimiter)
+    columns = []
+    for index, name in enumerate(header):
+        cells = [row[index] for row in body if row[index].strip()]
+        numbers = [number(cell) for cell in cells]
+        if not cells:
+            kind = "empty"
+        elif all(n is not None for n in numbers):
+            kind = "integer" if all(n == int(n) and "." not in c for n, c in zip(numbers, cells)) else "number"
+        else:
+            kind = "text"
+        column = Column(name=name, type=kind, filled=len(cells), distinct=len(set(cells)))
+        if kind in ("integer", "number"):
+            if kind == "integer":
+                numbers = [int(n) for n in numbers]
+            column.min, column.max = min(numbers), max(numbers)
+            column.mean = sum(numbers) / len(numbers)
+        columns.append(column)
+        # Large tables take a while: the client sees each column done, and a
+        # cancelled call stops early.
+        progress(index + 1, len(header), f"column {name}")
+        if cancelled():
+            raise RuntimeError("cancelled")
+    return Summary(rows=len(body), columns=columns)
+
+
+@dataclass
+class Condition:
+    """Keeps the rows whose `column` compares so with `value` (as numbers when both are)."""
+
+    column: str
+    op: Literal["=", "!=", "<", "<=", ">", ">=", "contains"]
+    value: str
+
+
+@dataclass
+class Table:
+    columns: List[str]
+    rows: List[List[str]]
+    matched: int = field(metadata={"description": "Rows that matched, before the limit."})
+
+
+def holds(cell: str, condition: Condition) -> bool:
+    if condition.op == "contains":
+        return condition.value.lower() in cell.lower()
+    left, right = number(cell), number(condition.value)
+    a, b = (left, right) if left is not None and right is not None else (cell, condition.value)
+    return {
+        "=": a == b,
+        "!=": a != b,
+        "<": a < b,
+        "<=": a <= b,
+        ">": a > b,
+        ">=": a >= b,
+    }[condition.op]
+
+
+@app.tool(title="Query CSV", read_only_hint=True)
+def query_csv(
+    csv: str,
+    columns: Optional[List[str]] = None,
+    where: Optional[List[Condition]] = None,
+    sort_by: Optional[str] = None,
+    descending: bool = False,
+    limit: Annotated[int, Field(ge=1, le=1000)] = 100,
+    delimiter: Delimiter = ",",
+) -> Table:
+    """Selects rows of a CSV table: keeps those matching every condition, sorts them
+    (numerically when the column holds numbers) and returns the chosen columns.
+
+    Args:
+        csv: The CSV text, header first.
+        columns: The columns to return, in this order (default: all).
+        where: Conditions every returned row meets.
+        sort_by: The column to sort by (default: the table's order).
+        descending: Sort from the largest value.
+        limit: At most this many rows.
+    """
+    header, body = read_table(csv, delimiter)
+    chosen = [column_index(header, name) for name in (columns or header)]
+    conditions = [(column_index(header, c.column), c) for c in where or []]
+    rows = [row for row in body if all(holds(row[i], c) for i, c in conditions)]
+    if sort_by is not None:
+        key = column_index(header, sort_by)
+        values = [number(row[key]) for row in rows]
+        if all(v is not None for v in values):
+            rows = [row for _, row in sorted(zip(values, rows), key=lambda pair: pair[0], reverse=descending)]
+        else:
+            rows = sorted(rows, key=lambda row: row[key], reverse=descending)
+    log("info", f"query_csv: {len(rows)} of {len(body)} rows matched")
+    return Table(
+        columns=[header[i] for i in chosen],
+        rows=[[row[i] for i in chosen] for row in rows[:limit]],
+        matched=len(rows),
+    )
+
+
+# ------------------------------------------------------------------------- resources
+
+
+@dataclass
+class Sample:
+    name: str
+    uri: str
+    description: str
+    rows: int
+
+
+@app.resource("csv://samples", title="Sample tables")
+def samples() -> List[Sample]:
+    """The sample CSV tables this plugin carries, to try its tools on."""
+    return [
+        Sample(name, f"csv://samples/{name}", description, text.count("\n") - 1)
+        for name, (description, text) in SAMPLES.items()
+    ]
+
+
+@app.resource("csv://samples/{name}", title="A sample table", mime_type="text/csv")
+def sample(name: str) -> str:
+    """One sample table as CSV text."""
+    if name not in SAMPLES:
+        raise NotFound(f'no sample "{name}"; the samples are: {", ".join(SAMPLES)}')
+    return SAMPLES[name][1]
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+@app.prompt(title="Analyze a sample table")
+def analyze_csv(sample: str, goal: Literal["overview", "outliers", "cleanup"] = "overview") -> list:
+    """Asks the model to analyze one of the sample tables.
+
+    Args:
+        sample: The sample's name (see csv://samples).
+        goal: What the analysis looks for.
+    """
+    if sample not in SAMPLES:
+        raise InvalidArguments(f'no sample "{sample}"; the samples are: {", ".join(SAMPLES)}')
+    ask = {
+        "overview": "Give an overview of this table: what each column holds and what stands out.",
+        "outliers": "Find the rows whose values are far from the others, and say why.",
+        "cleanup": "List the cells that look wrong or inconsistent, and how to fix each.",
+    }[goal]
+    uri = f"csv://samples/{sample}"
+    return [
+        UserMessage(EmbeddedResource(uri, text=SAMPLES[sample][1], mime_type="text/csv")),
+        UserMessage(f"{ask} The tools summarize_csv and query_csv can help."),
+    ]
+
+
+@app.completion()
+def complete(ref, argument: str, value: str) -> Optional[List[str]]:
+    """Sample names for `analyze_csv`'s `sample` and the template's `name`; the
+    SDK completes `goal` itself (a Literal)."""
+    if (ref == PromptReference("analyze_csv") and argument == "sample") or (
+        ref == ResourceTemplateReference("csv://samples/{name}") and argument == "name"
+    ):
+        return [name for name in SAMPLES if name.startswith(value)]
+    return None

@@ -1,0 +1,551 @@
+"""Calls the example plugin written with the Python SDK (plugins-py/csvtools, built
+with componentize-py) through `warden serve` over stdio, with the official Python
+MCP SDK in both protocol eras, and checks exact values: the tools listed (names,
+titles, descriptions from docstrings, input and output schemas from type hints,
+annotations), results (text and structuredContent), an exception as an isError
+result, arguments the schema refuses, resources, the template, the prompt,
+completions and a host.log message.
+
+usage: python python_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR
+
+CACHE_DIR should be empty: the first connection then measures a cold load (the
+component compiled), the second a warm one (from Warden's compiled-code cache).
+Prints the figures; exits 1 if any check failed.
+"""
+
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.types import PromptReference, ResourceTemplateReference
+
+PLANETS = (
+    "name,type,moons,radius_km\n"
+    "Mercury,terrestrial,0,2439.7\n"
+    "Venus,terrestrial,0,6051.8\n"
+    "Earth,terrestrial,1,6371.0\n"
+    "Mars,terrestrial,2,3389.5\n"
+    "Jupiter,gas giant,95,69911\n"
+    "Saturn,gas giant,146,58232\n"
+    "Uranus,ice giant,28,25362\n"
+    "Neptune,ice giant,16,24622\n"
+)
+ELEMENTS = (
+    "symbol,name,number,weight\n"
+    "H,Hydrogen,1,1.008\n"
+    "He,Helium,2,4.0026\n"
+    "Li,Lithium,3,6.94\n"
+    "Be,Beryllium,4,9.0122\n"
+    "B,Boron,5,10.81\n"
+    "C,Carbon,6,12.011\n"
+    "N,Nitrogen,7,14.007\n"
+    "O,Oxygen,8,15.999\n"
+    "F,Fluorine,9,18.998\n"
+    "Ne,Neon,10,20.18\n"
+)
+
+CSV = {"type": "string", "description": "The CSV text, header first."}
+DELIMITER = {"type": "string", "description": "The character between fields.", "minLength": 1, "maxLength": 1, "default": ","}
+NULLABLE_NUMBER = {"anyOf": [{"type": "number"}, {"type": "null"}], "default": None}
+# No grants: Warden serves every tool as read-only, idempotent, closed-world.
+SERVED_ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+
+TOOLS = {
+    "csv_to_markdown": {
+        "title": "CSV to Markdown",
+        "description": "Renders CSV text as a Markdown table (the first row is the header).",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "csv": CSV,
+                "align": {
+                    "type": "string",
+                    "enum": ["left", "center", "right"],
+                    "description": "How every column is aligned.",
+                    "default": "left",
+                },
+                "delimiter": DELIMITER,
+            },
+            "required": ["csv"],
+            "additionalProperties": False,
+        },
+        "outputSchema": None,
+    },
+    "query_csv": {
+        "title": "Query CSV",
+        "description": "Selects rows of a CSV table: keeps those matching every condition, sorts them\n"
+        "(numerically when the column holds numbers) and returns the chosen columns.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "csv": CSV,
+                "columns": {
+                    "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+                    "description": "The columns to return, in this order (default: all).",
+                    "default": None,
+                },
+                "where": {
+                    "anyOf": [
+                        {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "column": {"type": "string"},
+                                    "op": {"type": "string", "enum": ["=", "!=", "<", "<=", ">", ">=", "contains"]},
+                                    "value": {"type": "string"},
+                                },
+                                "required": ["column", "op", "value"],
+                                "additionalProperties": False,
+                                "description": "Keeps the rows whose `column` compares so with `value` (as numbers when both are).",
+                            },
+                        },
+                        {"type": "null"},
+                    ],
+                    "description": "Conditions every returned row meets.",
+                    "default": None,
+                },
+                "sort_by": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "description": "The column to sort by (default: the table's order).",
+                    "default": None,
+                },
+                "descending": {"type": "boolean", "description": "Sort from the largest value.", "default": False},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 1000,
+                    "description": "At most this many rows.",
+                    "default": 100,
+                },
+                "delimiter": DELIMITER,
+            },
+            "required": ["csv"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "columns": {"type": "array", "items": {"type": "string"}},
+                "rows": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
+                "matched": {"type": "integer", "description": "Rows that matched, before the limit."},
+            },
+            "required": ["columns", "rows", "matched"],
+            "additionalProperties": False,
+        },
+    },
+    "summarize_csv": {
+        "title": "Summarize CSV",
+        "description": "Describes a CSV table: its row count and, per column, the type of its values,\n"
+        "how many are filled and distinct, and for numbers the minimum, maximum and mean.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"csv": CSV, "delimiter": DELIMITER},
+            "required": ["csv"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "rows": {"type": "integer"},
+                "columns": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "type": {"type": "string", "enum": ["integer", "number", "text", "empty"]},
+                            "filled": {"type": "integer", "description": "How many cells are not empty."},
+                            "distinct": {"type": "integer", "description": "How many different non-empty values."},
+                            "min": NULLABLE_NUMBER,
+                            "max": NULLABLE_NUMBER,
+                            "mean": NULLABLE_NUMBER,
+                        },
+                        "required": ["name", "type", "filled", "distinct"],
+                        "additionalProperties": False,
+                        "description": "One column of a CSV table.",
+                    },
+                },
+            },
+            "required": ["rows", "columns"],
+            "additionalProperties": False,
+            "description": "The shape of a CSV table.",
+        },
+    },
+}
+
+
+def column(name, kind, filled, distinct, low=None, high=None, mean=None) -> dict:
+    return {"name": name, "type": kind, "filled": filled, "distinct": distinct, "min": low, "max": high, "mean": mean}
+
+
+PLANETS_SUMMARY = {
+    "rows": 8,
+    "columns": [
+        column("name", "text", 8, 8),
+        column("type", "text", 8, 3),
+        column("moons", "integer", 8, 7, 0, 146, 36.0),
+        column("radius_km", "number", 8, 8, 2439.7, 69911.0, 24547.375),
+    ],
+}
+GAPPY_SUMMARY = {
+    "rows": 3,
+    "columns": [
+        column("id", "integer", 3, 3, 1, 3, 2.0),
+        column("score", "number", 2, 2, 0.5, 2.0, 1.25),
+        column("note", "empty", 0, 0),
+    ],
+}
+
+# (tool, arguments, expected structuredContent or None, expected text)
+RESULTS = [
+    (
+        "csv_to_markdown",
+        {"csv": "a,b\n1,x|y\n"},
+        None,
+        "| a | b |\n| :--- | :--- |\n| 1 | x\\|y |",
+    ),
+    (
+        "csv_to_markdown",
+        {"csv": "name;moons\nEarth;1\nMars;2\n", "align": "right", "delimiter": ";"},
+        None,
+        "| name | moons |\n| ---: | ---: |\n| Earth | 1 |\n| Mars | 2 |",
+    ),
+    ("summarize_csv", {"csv": PLANETS}, PLANETS_SUMMARY, None),
+    ("summarize_csv", {"csv": "id,score,note\n1,0.5,\n2,,\n3,2,\n"}, GAPPY_SUMMARY, None),
+    (
+        "query_csv",
+        {
+            "csv": PLANETS,
+            "columns": ["name", "moons"],
+            "where": [{"column": "type", "op": "contains", "value": "GIANT"}],
+            "sort_by": "moons",
+            "descending": True,
+            "limit": 2,
+        },
+        {"columns": ["name", "moons"], "rows": [["Saturn", "146"], ["Jupiter", "95"]], "matched": 4},
+        None,
+    ),
+    (
+        "query_csv",
+        {"csv": ELEMENTS, "columns": ["symbol", "weight"], "where": [{"column": "number", "op": ">=", "value": "8"}]},
+        {"columns": ["symbol", "weight"], "rows": [["O", "15.999"], ["F", "18.998"], ["Ne", "20.18"]], "matched": 3},
+        None,
+    ),
+    (
+        "query_csv",
+        {"csv": ELEMENTS, "columns": ["name"], "sort_by": "name", "limit": 3},
+        {"columns": ["name"], "rows": [["Beryllium"], ["Boron"], ["Carbon"]], "matched": 10},
+        None,
+    ),
+]
+
+# A Python exception in the tool → an isError result whose text is its message.
+TOOL_ERRORS = [
+    ("query_csv", {"csv": PLANETS, "sort_by": "size"}, 'unknown column "size"; the columns are: name, type, moons, radius_km'),
+    ("csv_to_markdown", {"csv": "a,b\n1,2\n3\n"}, "row 3 has 1 fields, the header has 2"),
+    ("summarize_csv", {"csv": "\n\n"}, "the CSV is empty: it needs a header row"),
+]
+
+# Arguments the schema (derived from the type hints) refuses: Warden answers
+# isError before the component runs; the text names the argument at fault.
+REFUSED = [
+    ("query_csv", {"csv": PLANETS, "limit": 0}, "/limit"),
+    ("query_csv", {"csv": PLANETS, "where": [{"column": "name", "op": "~", "value": "x"}]}, "/where"),
+    ("csv_to_markdown", {"csv": "a\n1\n", "align": "justify"}, "align"),
+    ("csv_to_markdown", {"csv": "a\n1\n", "delimiter": "::"}, "delimiter"),
+    ("summarize_csv", {"csv": "a\n1\n", "header": True}, "header"),
+    ("summarize_csv", {}, "csv"),
+]
+
+RESOURCES = [
+    {
+        "uri": "csv://samples",
+        "name": "samples",
+        "title": "Sample tables",
+        "description": "The sample CSV tables this plugin carries, to try its tools on.",
+        "mimeType": "application/json",
+    }
+]
+TEMPLATES = [
+    {
+        "uriTemplate": "csv://samples/{name}",
+        "name": "sample",
+        "title": "A sample table",
+        "description": "One sample table as CSV text.",
+        "mimeType": "text/csv",
+    }
+]
+SAMPLES_JSON = (
+    '[{"name":"planets","uri":"csv://samples/planets","description":"The eight planets: type, known moons, mean radius.","rows":8},'
+    '{"name":"elements","uri":"csv://samples/elements","description":"The first ten chemical elements: symbol, atomic number, standard atomic weight.","rows":10}]'
+)
+PROMPTS = [
+    {
+        "name": "analyze_csv",
+        "title": "Analyze a sample table",
+        "description": "Asks the model to analyze one of the sample tables.",
+        "arguments": [
+            {"name": "sample", "description": "The sample's name (see csv://samples).", "required": True},
+            {"name": "goal", "description": "What the analysis looks for.", "required": False},
+        ],
+    }
+]
+PROMPT_OUTLIERS = {
+    "description": "Asks the model to analyze one of the sample tables.",
+    "messages": [
+        {
+            "role": "user",
+            "content": {
+                "type": "resource",
+                "resource": {"uri": "csv://samples/planets", "mimeType": "text/csv", "text": PLANETS},
+            },
+        },
+        {
+            "role": "user",
+            "content": {
+                "type": "text",
+                "text": "Find the rows whose values are far from the others, and say why. "
+                "The tools summarize_csv and query_csv can help.",
+            },
+        },
+    ],
+}
+COMPLETIONS = [
+    (PromptReference(type="ref/prompt", name="analyze_csv"), "sample", "p", ["planets"]),
+    (PromptReference(type="ref/prompt", name="analyze_csv"), "sample", "", ["planets", "elements"]),
+    (PromptReference(type="ref/prompt", name="analyze_csv"), "goal", "o", ["overview", "outliers"]),
+    (ResourceTemplateReference(type="ref/resource", uri="csv://samples/{name}"), "name", "e", ["elements"]),
+    (ResourceTemplateReference(type="ref/resource", uri="csv://samples/{name}"), "name", "x", []),
+]
+
+
+def same(got: Any, want: Any) -> bool:
+    """Equal as JSON values: numbers by value, never a boolean for a number."""
+    if isinstance(want, bool) or isinstance(got, bool):
+        return type(got) is type(want) and got == want
+    if isinstance(want, (int, float)):
+        return isinstance(got, (int, float)) and got == want
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(map(same, got, want))
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and all(same(got[k], want[k]) for k in want)
+    return type(got) is type(want) and got == want
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed: list[str] = []
+
+    def equal(self, what: str, got: Any, want: Any) -> bool:
+        if same(got, want):
+            self.passed += 1
+            return True
+        self.failed.append(
+            f"{what}:\n    got  {json.dumps(got, ensure_ascii=False)}\n    want {json.dumps(want, ensure_ascii=False)}"
+        )
+        return False
+
+    def true(self, what: str, condition: bool, detail: str) -> None:
+        if condition:
+            self.passed += 1
+        else:
+            self.failed.append(f"{what}: {detail}")
+
+
+def dump(model) -> Any:
+    """The model as JSON, without the 2026 wire's `resultType` (not what is checked here)."""
+    data = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if isinstance(data, dict):
+        data.pop("resultType", None)
+    return data
+
+
+def texts(result) -> list[str]:
+    return [c.text for c in result.content if c.type == "text"]
+
+
+async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: dict[str, list[float]]) -> float:
+    """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
+    logged: list[dict] = []
+
+    async def on_log(params) -> None:
+        logged.append({"level": params.level, "logger": params.logger, "data": params.data})
+
+    started = time.perf_counter()
+    async with Client(server, mode=mode, logging_callback=on_log, log_level="info") as client:
+        listed = await client.list_tools()
+        load = time.perf_counter() - started
+        if mode == "legacy":
+            await client.set_logging_level("info")
+        tools = {tool.name: tool for tool in listed.tools}
+        checks.equal(f"[{mode}] tools/list names", sorted(tools), sorted(TOOLS))
+        for name, want in TOOLS.items():
+            if name not in tools:
+                continue
+            tool = tools[name]
+            checks.equal(f"[{mode}] title of {name}", tool.title, want["title"])
+            checks.equal(f"[{mode}] description of {name}", tool.description, want["description"])
+            checks.equal(f"[{mode}] inputSchema of {name}", tool.input_schema, want["inputSchema"])
+            checks.equal(f"[{mode}] outputSchema of {name}", tool.output_schema, want["outputSchema"])
+            checks.equal(f"[{mode}] annotations of {name}", dump(tool.annotations), SERVED_ANNOTATIONS)
+
+        async def call(name: str, arguments: dict, kind: str = "called"):
+            began = time.perf_counter()
+            result = await client.call_tool(name, arguments)
+            latencies.setdefault(kind, []).append(time.perf_counter() - began)
+            return result
+
+        for name, arguments, structured, text in RESULTS:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)[:80]}"
+            try:
+                result = await call(name, arguments)
+            except Exception as error:  # e.g. structuredContent not matching outputSchema
+                checks.failed.append(f"{what}: raised {type(error).__name__}: {error}")
+                continue
+            checks.equal(f"{what} isError", result.is_error, False)
+            checks.equal(f"{what} structuredContent", result.structured_content, structured)
+            got = texts(result)
+            if text is not None:
+                checks.equal(f"{what} text", got, [text])
+            else:
+                # The text beside structured content is its compact JSON.
+                checks.equal(
+                    f"{what} text",
+                    got,
+                    [json.dumps(structured, ensure_ascii=False, separators=(",", ":"))],
+                )
+                if len(got) == 1:
+                    checks.equal(f"{what} text as JSON", json.loads(got[0]), structured)
+
+        for name, arguments, text in TOOL_ERRORS:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)[:60]}"
+            result = await call(name, arguments)
+            checks.equal(f"{what} isError", result.is_error, True)
+            checks.equal(f"{what} text", texts(result), [text])
+            checks.equal(f"{what} structuredContent", result.structured_content, None)
+
+        for name, arguments, named in REFUSED:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)[:60]}"
+            result = await call(name, arguments, "refused")
+            got = texts(result)
+            checks.equal(f"{what} isError", result.is_error, True)
+            checks.true(f"{what} names `{named}`", any(named in t for t in got), f"text {got}")
+            if mode == "legacy":
+                print(f"  refused {name} {json.dumps(arguments)[:70]}: {' '.join(got)}")
+
+        # host.progress from summarize_csv: one notification per column, before the result.
+        reported: list[list] = []
+
+        async def on_progress(done: float, total, message) -> None:
+            reported.append([done, total, message])
+
+        result = await client.call_tool("summarize_csv", {"csv": PLANETS}, progress_callback=on_progress)
+        checks.equal(f"[{mode}] summarize_csv with a progress token", result.structured_content, PLANETS_SUMMARY)
+        checks.equal(
+            f"[{mode}] host.progress from summarize_csv",
+            reported,
+            [[1, 4, "column name"], [2, 4, "column type"], [3, 4, "column moons"], [4, 4, "column radius_km"]],
+        )
+
+        # host.log from query_csv (the first query above matched 4 of 8 rows).
+        checks.equal(
+            f"[{mode}] host.log from query_csv",
+            [m for m in logged if "4 of 8" in str(m["data"])],
+            [{"level": "info", "logger": "csvtools", "data": "query_csv: 4 of 8 rows matched"}],
+        )
+
+        resources = await client.list_resources()
+        checks.equal(f"[{mode}] resources/list", [dump(r) for r in resources.resources], RESOURCES)
+        templates = await client.list_resource_templates()
+        checks.equal(f"[{mode}] resources/templates/list", [dump(t) for t in templates.resource_templates], TEMPLATES)
+        read = await client.read_resource("csv://samples")
+        checks.equal(
+            f"[{mode}] resources/read csv://samples",
+            [dump(c) for c in read.contents],
+            [{"uri": "csv://samples", "mimeType": "application/json", "text": SAMPLES_JSON}],
+        )
+        read = await client.read_resource("csv://samples/elements")
+        checks.equal(
+            f"[{mode}] resources/read csv://samples/elements",
+            [dump(c) for c in read.contents],
+            [{"uri": "csv://samples/elements", "mimeType": "text/csv", "text": ELEMENTS}],
+        )
+        try:
+            read = await client.read_resource("csv://samples/pluto")
+            checks.failed.append(f"[{mode}] resources/read csv://samples/pluto: got {dump(read)}, want an error")
+        except MCPError as error:
+            # Warden's answer to a URI nothing serves (README: unknown URI → -32602 with data.uri).
+            checks.equal(f"[{mode}] resources/read csv://samples/pluto code", error.code, -32602)
+            checks.equal(
+                f"[{mode}] resources/read csv://samples/pluto message",
+                error.message,
+                'no resource `csv://samples/pluto`: no sample "pluto"; the samples are: planets, elements',
+            )
+
+        prompts = await client.list_prompts()
+        checks.equal(f"[{mode}] prompts/list", [dump(p) for p in prompts.prompts], PROMPTS)
+        got = await client.get_prompt("analyze_csv", {"sample": "planets", "goal": "outliers"})
+        checks.equal(f"[{mode}] prompts/get analyze_csv", dump(got), PROMPT_OUTLIERS)
+        got = await client.get_prompt("analyze_csv", {"sample": "elements"})
+        checks.equal(
+            f"[{mode}] prompts/get analyze_csv (default goal) text",
+            dump(got)["messages"][1]["content"]["text"],
+            "Give an overview of this table: what each column holds and what stands out. "
+            "The tools summarize_csv and query_csv can help.",
+        )
+        for arguments, message in (
+            ({"sample": "pluto"}, 'prompt `analyze_csv`: no sample "pluto"; the samples are: planets, elements'),
+            ({"sample": "planets", "goal": "poetry"}, "prompt `analyze_csv`: goal: 'poetry' is not one of overview, outliers, cleanup"),
+        ):
+            try:
+                got = await client.get_prompt("analyze_csv", arguments)
+                checks.failed.append(f"[{mode}] prompts/get {arguments}: got {dump(got)}, want an error")
+            except MCPError as error:
+                checks.equal(f"[{mode}] prompts/get {arguments} code", error.code, -32602)
+                checks.equal(f"[{mode}] prompts/get {arguments} message", error.message, message)
+
+        for ref, argument, value, want in COMPLETIONS:
+            result = await client.complete(ref, {"name": argument, "value": value})
+            checks.equal(f"[{mode}] complete {dump(ref)} {argument}={value!r}", result.completion.values, want)
+    return load
+
+
+async def main() -> None:
+    warden, plugins, cache = sys.argv[1:4]
+    wasm = [f for f in os.listdir(plugins) if f.endswith(".wasm")]
+    size = sum(os.path.getsize(os.path.join(plugins, f)) for f in wasm)
+    print(f"component: {', '.join(wasm)}, {size} bytes ({size / 2**20:.1f} MiB)")
+    server = StdioServerParameters(
+        command=warden, args=["serve", "--plugins", plugins, "--cache-dir", cache, "--no-watch"]
+    )
+    checks = Checks()
+    for mode, cold in (("legacy", "cold: compiled, cache empty"), ("auto", "warm: from the compiled-code cache")):
+        latencies: dict[str, list[float]] = {}
+        try:
+            load = await session(checks, server, mode, latencies)
+        except Exception as error:
+            checks.failed.append(f"[{mode}] session failed: {type(error).__name__}: {error}")
+            continue
+        print(f"mode={mode}: tools/list answered {load:.2f} s after starting warden ({cold})")
+        for kind, what in (("called", "reaching the component"), ("refused", "refused by the schema")):
+            if kind in latencies:
+                ms = sorted(1000 * t for t in latencies[kind])
+                print(
+                    f"mode={mode}: {len(ms)} tools/call round trips {what}: min {ms[0]:.1f} ms, "
+                    f"median {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms"
+                )
+    for failure in checks.failed:
+        print(f"FAILED {failure}")
+    print(f"python SDK plugin: {checks.passed} passed, {len(checks.failed)} failed")
+    sys.exit(1 if checks.failed else 0)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The Python SDK (sdk/python, package warden_plugin) and the example plugin written
+# with it (plugins-py/csvtools), end to end:
+#
+#  1. the contract shipped inside the package is byte-identical to wit/plugin.wit;
+#  2. the SDK's unit tests (type hints → JSON Schema, values, results, errors) pass
+#     in plain CPython;
+#  3. componentize-py 0.25.1 builds the example against the package's WIT into
+#     target/plugins/python-sdk/csvtools.wasm;
+#  4. `warden check` accepts it and `warden call` runs its tools (exit 0, 1, 2);
+#  5. `warden serve` serves it over stdio to the official Python MCP SDK (mcp
+#     2.3.0, both protocol eras), which checks exact values
+#     (tests/interop/python_sdk_plugin.py).
+#
+# Installs componentize-py and mcp into target/interop/venv (the venv the other
+# interop scripts use); builds Warden (debug; WARDEN_BIN=<path> uses that binary
+# instead). Prints the component's size, how long Warden took to load it (cold and
+# from its cache) and the tools/call round trips; exits non-zero on any mismatch.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$root/target/interop"
+sdk="$root/sdk/python"
+source="$root/plugins-py/csvtools"
+plugins="$root/target/plugins/python-sdk"
+mkdir -p "$work"
+cd "$root"
+
+echo "== the contract in the package is wit/plugin.wit"
+cmp "$root/wit/plugin.wit" "$sdk/warden_plugin/wit/plugin.wit" \
+  || { echo "sdk/python/warden_plugin/wit/plugin.wit differs from wit/plugin.wit: copy it again"; exit 1; }
+
+echo "== SDK unit tests (plain CPython: $(python3 --version))"
+python3 -B "$sdk/tests/test_sdk.py"
+
+if [ ! -x "$work/venv/bin/python" ]; then
+  python3 -m venv "$work/venv"
+fi
+python="$work/venv/bin/python"
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "componentize-py==0.25.1"
+componentize="$work/venv/bin/componentize-py"
+got="$("$componentize" --version)"
+[ "$got" = "componentize-py 0.25.1" ] || { echo "componentize-py is '$got', want 0.25.1"; exit 1; }
+
+# What an author runs (sdk/python/README.md): the WIT folder and the package's
+# parent folder come from the package itself. Built from copies: componentize-py
+# leaves a __pycache__ beside the modules it reads.
+build="$work/python-sdk-build"
+rm -rf "$build" "$plugins"
+mkdir -p "$plugins" "$build/sdk"
+cp -R "$source" "$build/app"
+cp -R "$sdk/warden_plugin" "$build/sdk/warden_plugin"
+wit="$(PYTHONPATH="$build/sdk" python3 -B -m warden_plugin wit)"
+path="$(PYTHONPATH="$build/sdk" python3 -B -m warden_plugin path)"
+echo "== componentize-py 0.25.1: $source -> $plugins/csvtools.wasm"
+(cd "$build/app" && "$componentize" -d "$wit" -w warden:plugin/plugin componentize app -p . -p "$path" \
+  -o "$plugins/csvtools.wasm")
+
+if [ -n "${WARDEN_BIN:-}" ]; then
+  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
+else
+  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
+  warden="$root/target/debug/warden"
+fi
+[ -x "$warden" ] || { echo "no Warden binary at $warden"; exit 1; }
+
+# An empty compiled-code cache: the first connection measures a cold load.
+# (`warden check` takes no --cache-dir: it uses $XDG_CACHE_HOME/warden, the same folder.)
+rm -rf "$work/python-sdk-cache"
+cache="$work/python-sdk-cache/warden"
+log="$work/python-sdk.log"
+echo "== Python mcp 2.3.0 over stdio: $warden serve --plugins $plugins"
+status=0
+timeout 900 "$python" "$root/tests/interop/python_sdk_plugin.py" "$warden" "$plugins" "$cache" 2>"$log" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "== FAILED (exit $status); the client's and Warden's stderr ($log), last 40 lines:"
+  tail -n 40 "$log"
+  exit 1
+fi
+
+echo "== warden check $plugins/csvtools.wasm"
+XDG_CACHE_HOME="$work/python-sdk-cache" "$warden" check "$plugins/csvtools.wasm" >"$work/python-sdk-check.txt" \
+  || { cat "$work/python-sdk-check.txt"; echo "warden check refused the component"; exit 1; }
+for line in "exports      tools, resources, prompts, completions" \
+            "tools        csv_to_markdown, query_csv, summarize_csv" \
+            "resources    csv://samples, csv://samples/{name}" "prompts      analyze_csv"; do
+  grep -qF -- "$line" "$work/python-sdk-check.txt" \
+    || { cat "$work/python-sdk-check.txt"; echo "warden check: no line '$line'"; exit 1; }
+done
+
+rm -f "$work/python-sdk-call.log"
+# warden call: the MCP result as JSON, exit 0 on success, 1 on isError, 2 when the
+# arguments do not match the schema.
+call() { # expected-exit expected-json tool arguments
+  local want_status="$1" want="$2" status=0 got
+  got="$("$warden" call "$plugins/csvtools.wasm" "$3" "$4" --cache-dir "$cache" 2>>"$work/python-sdk-call.log")" || status=$?
+  [ "$status" -eq "$want_status" ] || { echo "warden call $3 $4: exit $status, want $want_status; $got"; exit 1; }
+  "$python" - "$got" "$want" <<'EOF' || { echo "warden call $3 $4: unexpected result"; exit 1; }
+import json, sys
+got, want = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+got.pop("resultType", None)
+if got != want:
+    print(f"got  {json.dumps(got)}\nwant {json.dumps(want)}")
+    sys.exit(1)
+EOF
+  echo "warden call $3 → exit $status, as expected"
+}
+call 0 '{"content":[{"type":"text","text":"| x |\n| :---: |\n| 1 |"}],"isError":false}' \
+  csv_to_markdown '{"csv":"x\n1\n","align":"center"}'
+call 0 '{"content":[{"type":"text","text":"{\"columns\":[\"b\"],\"rows\":[[\"4\"]],\"matched\":1}"}],"structuredContent":{"columns":["b"],"rows":[["4"]],"matched":1},"isError":false}' \
+  query_csv '{"csv":"a,b\n1,2\n3,4\n","columns":["b"],"where":[{"column":"a","op":">","value":"2"}]}'
+call 1 '{"content":[{"type":"text","text":"unknown column \"c\"; the columns are: a, b"}],"isError":true}' \
+  query_csv '{"csv":"a,b\n1,2\n","sort_by":"c"}'
+status=0
+"$warden" call "$plugins/csvtools.wasm" query_csv '{"csv":"a\n1\n","limit":0}' --cache-dir "$cache" >/dev/null 2>>"$work/python-sdk-call.log" || status=$?
+[ "$status" -eq 2 ] || { echo "warden call with limit 0: exit $status, want 2"; exit 1; }
+echo "warden call query_csv limit 0 → exit 2, as expected"
+echo "== python SDK plugin: all checks passed"
