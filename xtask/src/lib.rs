@@ -396,4 +396,18 @@ mod tests {
     fn root_holds_the_contract() {
         assert!(repo_root().join("wit").join("plugin.wit").is_file());
     }
+
+    /// The Rust SDK generates its bindings from its own copy of the contract (a published
+    /// crate cannot reach outside its folder): the copy must be the contract, byte for byte.
+    #[test]
+    fn the_rust_sdk_carries_the_contract_unchanged() {
+        let root = repo_root();
+        let contract = fs::read(root.join("wit").join("plugin.wit")).unwrap();
+        let copy = fs::read(root.join("sdk/rust/warden-plugin/wit/plugin.wit")).unwrap();
+        assert!(
+            contract == copy,
+            "sdk/rust/warden-plugin/wit/plugin.wit differs from wit/plugin.wit; \
+             copy it again: cp wit/plugin.wit sdk/rust/warden-plugin/wit/"
+        );
+    }
 }

@@ -1,7 +1,11 @@
 //! The date arithmetic behind the tools, free of any wasm or WIT types.
 
 use chrono::{DateTime, Datelike, FixedOffset, Months, NaiveDate, TimeDelta, Utc, Weekday};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// `YYYY-MM-DD`, the shape of every date in and out.
+pub const DATE_PATTERN: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
 
 pub const WEEKDAYS: [&str; 7] = [
     "Monday",
@@ -28,15 +32,73 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
-/// What a tool returns: a sentence for people and JSON matching the output schema.
+/// What a tool returns: a sentence for people and a value whose type is the output schema.
 #[derive(Debug)]
-pub struct Answer {
+pub struct Answer<T> {
     pub text: String,
-    pub structured: Value,
+    pub structured: T,
 }
 
 /// Errors are messages for the model, saying how to fix the arguments.
-pub type Outcome = Result<Answer, String>;
+pub type Outcome<T> = Result<Answer<T>, String>;
+
+/// `date_add`'s answer.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Added {
+    #[schemars(regex(pattern = DATE_PATTERN))]
+    pub date: String,
+    #[schemars(extend("enum" = WEEKDAYS))]
+    pub weekday: &'static str,
+}
+
+/// `date_diff`'s answer.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Difference {
+    #[schemars(regex(pattern = DATE_PATTERN))]
+    pub start: String,
+    #[schemars(regex(pattern = DATE_PATTERN))]
+    pub end: String,
+    /// end minus start, in days
+    pub days: i64,
+}
+
+/// `weekday`'s answer.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DayOfWeek {
+    #[schemars(regex(pattern = DATE_PATTERN))]
+    pub date: String,
+    #[schemars(extend("enum" = WEEKDAYS))]
+    pub weekday: &'static str,
+    /// Monday is 1, Sunday is 7
+    #[schemars(range(min = 1, max = 7))]
+    pub iso_weekday: u32,
+    /// the year the ISO week belongs to
+    pub iso_year: i32,
+    #[schemars(range(min = 1, max = 53))]
+    pub iso_week: u32,
+    #[schemars(range(min = 1, max = 366))]
+    pub day_of_year: u32,
+}
+
+/// `now`'s answer.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Now {
+    /// RFC 3339, e.g. 2025-06-01T14:03:05+02:00
+    pub datetime: String,
+    #[schemars(regex(pattern = DATE_PATTERN))]
+    pub date: String,
+    #[schemars(regex(pattern = "^[0-9]{2}:[0-9]{2}:[0-9]{2}$"))]
+    pub time: String,
+    #[schemars(extend("enum" = WEEKDAYS))]
+    pub weekday: &'static str,
+    #[schemars(regex(pattern = "^[+-][0-9]{2}:[0-9]{2}$"))]
+    pub utc_offset: String,
+    pub unix_seconds: i64,
+}
 
 fn weekday_name(day: Weekday) -> &'static str {
     WEEKDAYS[day.num_days_from_monday() as usize]
@@ -89,7 +151,7 @@ fn in_range(date: Option<NaiveDate>) -> Result<NaiveDate, String> {
         .ok_or_else(|| "the result would fall outside the years 0000 to 9999".to_string())
 }
 
-pub fn date_add(date: &str, years: i64, months: i64, weeks: i64, days: i64) -> Outcome {
+pub fn date_add(date: &str, years: i64, months: i64, weeks: i64, days: i64) -> Outcome<Added> {
     let start = parse_date("date", date)?;
     let total_months = years.checked_mul(12).and_then(|y| y.checked_add(months));
     let shifted = total_months.and_then(|total| {
@@ -109,21 +171,25 @@ pub fn date_add(date: &str, years: i64, months: i64, weeks: i64, days: i64) -> O
     let (date, weekday) = (format_date(result), weekday_name(result.weekday()));
     Ok(Answer {
         text: format!("{date} ({weekday})"),
-        structured: json!({ "date": date, "weekday": weekday }),
+        structured: Added { date, weekday },
     })
 }
 
-pub fn date_diff(start: &str, end: &str) -> Outcome {
+pub fn date_diff(start: &str, end: &str) -> Outcome<Difference> {
     let (from, to) = (parse_date("start", start)?, parse_date("end", end)?);
     let days = (to - from).num_days();
     let unit = if days.abs() == 1 { "day" } else { "days" };
     Ok(Answer {
         text: format!("{days} {unit} from {start} to {end}"),
-        structured: json!({ "start": start, "end": end, "days": days }),
+        structured: Difference {
+            start: start.to_string(),
+            end: end.to_string(),
+            days,
+        },
     })
 }
 
-pub fn weekday(date: &str) -> Outcome {
+pub fn weekday(date: &str) -> Outcome<DayOfWeek> {
     let day = parse_date("date", date)?;
     let name = weekday_name(day.weekday());
     let week = day.iso_week();
@@ -135,14 +201,14 @@ pub fn weekday(date: &str) -> Outcome {
             day.ordinal(),
             day.year()
         ),
-        structured: json!({
-            "date": date,
-            "weekday": name,
-            "iso_weekday": day.weekday().number_from_monday(),
-            "iso_year": week.year(),
-            "iso_week": week.week(),
-            "day_of_year": day.ordinal(),
-        }),
+        structured: DayOfWeek {
+            date: date.to_string(),
+            weekday: name,
+            iso_weekday: day.weekday().number_from_monday(),
+            iso_year: week.year(),
+            iso_week: week.week(),
+            day_of_year: day.ordinal(),
+        },
     })
 }
 
@@ -188,7 +254,7 @@ fn format_offset(offset: FixedOffset) -> String {
 }
 
 /// `instant` is passed in so the formatting can be tested.
-pub fn now(utc_offset: &str, instant: DateTime<Utc>) -> Outcome {
+pub fn now(utc_offset: &str, instant: DateTime<Utc>) -> Outcome<Now> {
     let offset = parse_offset(utc_offset)?;
     let local = instant.with_timezone(&offset);
     let date = format_date(local.date_naive());
@@ -203,20 +269,25 @@ pub fn now(utc_offset: &str, instant: DateTime<Utc>) -> Outcome {
     let weekday = weekday_name(local.weekday());
     Ok(Answer {
         text: format!("{datetime} ({weekday})"),
-        structured: json!({
-            "datetime": datetime,
-            "date": date,
-            "time": time,
-            "weekday": weekday,
-            "utc_offset": offset_text,
-            "unix_seconds": instant.timestamp(),
-        }),
+        structured: Now {
+            datetime,
+            date,
+            time,
+            weekday,
+            utc_offset: offset_text,
+            unix_seconds: instant.timestamp(),
+        },
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The JSON text of a structured answer, keys sorted.
+    fn json<T: Serialize>(structured: &T) -> String {
+        serde_json::to_value(structured).unwrap().to_string()
+    }
 
     fn add(date: &str, y: i64, m: i64, w: i64, d: i64) -> String {
         date_add(date, y, m, w, d).unwrap().text
@@ -234,7 +305,7 @@ mod tests {
         assert_eq!(add("2024-06-15", 0, 0, 0, 0), "2024-06-15 (Saturday)");
         let answer = date_add("2024-01-31", 0, 1, 0, 0).unwrap();
         assert_eq!(
-            answer.structured.to_string(),
+            json(&answer.structured),
             r#"{"date":"2024-02-29","weekday":"Thursday"}"#
         );
     }
@@ -274,7 +345,7 @@ mod tests {
         let diff = date_diff("2024-01-01", "2025-01-01").unwrap();
         assert_eq!(diff.text, "366 days from 2024-01-01 to 2025-01-01");
         assert_eq!(
-            diff.structured.to_string(),
+            json(&diff.structured),
             r#"{"days":366,"end":"2025-01-01","start":"2024-01-01"}"#
         );
         assert_eq!(
@@ -286,7 +357,7 @@ mod tests {
             "0 days from 2024-03-10 to 2024-03-10"
         );
         assert_eq!(
-            date_diff("0000-01-01", "9999-12-31").unwrap().structured["days"],
+            date_diff("0000-01-01", "9999-12-31").unwrap().structured.days,
             3_652_424
         );
     }
@@ -299,7 +370,7 @@ mod tests {
             "2024-02-29 is a Thursday (ISO week 2024-W09, day 60 of 2024)."
         );
         assert_eq!(
-            leap.structured.to_string(),
+            json(&leap.structured),
             r#"{"date":"2024-02-29","day_of_year":60,"iso_week":9,"iso_weekday":4,"iso_year":2024,"weekday":"Thursday"}"#
         );
         assert_eq!(
@@ -339,7 +410,7 @@ mod tests {
         let utc = now("Z", instant).unwrap();
         assert_eq!(utc.text, "2024-06-01T12:43:05Z (Saturday)");
         assert_eq!(
-            utc.structured.to_string(),
+            json(&utc.structured),
             r#"{"date":"2024-06-01","datetime":"2024-06-01T12:43:05Z","time":"12:43:05","unix_seconds":1717245785,"utc_offset":"+00:00","weekday":"Saturday"}"#
         );
         assert_eq!(

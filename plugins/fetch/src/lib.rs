@@ -7,106 +7,61 @@
 mod http;
 mod url;
 
-wit_bindgen::generate!({
-    path: "../../wit",
-    world: "warden:plugin/tool-plugin",
-});
-
-use exports::warden::plugin::tools::Guest;
-use serde::Deserialize;
-use serde_json::{Value, json};
-use warden::plugin::types::{CallResult, Content, Error, Tool, ToolAnnotations};
-
-struct Fetch;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use warden_plugin::{Content, Error, Structured, tool};
 
 const DEFAULT_MAX_BYTES: usize = 100_000;
 const MAX_MAX_BYTES: usize = 1_000_000;
 
-impl Guest for Fetch {
-    fn list_tools() -> Vec<Tool> {
-        vec![Tool {
-            name: "fetch_url".into(),
-            title: Some("Fetch a URL".into()),
-            description: "Fetches an http or https URL with GET and returns the response body as text \
-                          (invalid UTF-8 is replaced). The body is cut after `max_bytes` (default 100000), \
-                          with a note saying so. Redirects are not followed: a 3xx answer names its target. \
-                          An HTTP error status (400 and up) comes back as an error result with the body. \
-                          Only hosts the operator allowed can be reached."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "url": {
-                        "type": "string",
-                        "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://",
-                        "description": "The absolute http:// or https:// URL to fetch."
-                    },
-                    "max_bytes": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_MAX_BYTES,
-                        "default": DEFAULT_MAX_BYTES,
-                        "description": "The most body bytes to return (default 100000)."
-                    }
-                },
-                "required": ["url"],
-                "additionalProperties": false
-            })
-            .to_string(),
-            output_schema: Some(
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "status": { "type": "integer", "minimum": 100, "maximum": 999, "description": "The HTTP status code." },
-                        "content_type": { "type": ["string", "null"], "description": "The Content-Type header, if any." },
-                        "bytes": { "type": "integer", "minimum": 0, "description": "Body bytes returned (after any cut)." },
-                        "truncated": { "type": "boolean", "description": "True when the body was cut at max_bytes." }
-                    },
-                    "required": ["status", "content_type", "bytes", "truncated"],
-                    "additionalProperties": false
-                })
-                .to_string(),
-            ),
-            annotations: Some(ToolAnnotations {
-                title: Some("Fetch a URL".into()),
-                read_only_hint: Some(true),
-                destructive_hint: Some(false),
-                idempotent_hint: Some(true),
-                open_world_hint: Some(true),
-            }),
-        }]
-    }
-
-    fn call_tool(name: String, arguments: String) -> Result<CallResult, Error> {
-        if name != "fetch_url" {
-            return Err(Error::NotFound(format!("the fetch plugin has no tool named {name:?}")));
-        }
-        let args: FetchArgs = serde_json::from_str(&arguments)
-            .map_err(|e| Error::InvalidArguments(format!("the arguments do not match the tool's input schema: {e}")))?;
-        let max_bytes = match args.max_bytes {
-            None => DEFAULT_MAX_BYTES,
-            Some(n @ 1..=MAX_MAX_BYTES) => n,
-            Some(_) => {
-                return Err(Error::InvalidArguments(format!(
-                    "`max_bytes` must be between 1 and {MAX_MAX_BYTES}"
-                )));
-            }
-        };
-        let url = url::split(&args.url).map_err(Error::InvalidArguments)?;
-        let response =
-            http::get(&url, max_bytes).map_err(|e| Error::Failed(format!("could not fetch {}: {e}", args.url)))?;
-        Ok(answer(&args.url, max_bytes, response))
-    }
-}
-
-export!(Fetch);
-
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FetchArgs {
+    /// The absolute http:// or https:// URL to fetch.
+    #[schemars(regex(pattern = "^[Hh][Tt][Tt][Pp][Ss]?://"))]
     url: String,
+    /// The most body bytes to return (default 100000).
+    #[schemars(range(min = 1, max = MAX_MAX_BYTES), extend("default" = DEFAULT_MAX_BYTES))]
     max_bytes: Option<usize>,
 }
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Fetched {
+    /// The HTTP status code.
+    #[schemars(range(min = 100, max = 999))]
+    status: u16,
+    /// The Content-Type header, if any.
+    content_type: Option<String>,
+    /// Body bytes returned (after any cut).
+    bytes: usize,
+    /// True when the body was cut at max_bytes.
+    truncated: bool,
+}
+
+/// Fetches an http or https URL with GET and returns the response body as text (invalid
+/// UTF-8 is replaced). The body is cut after `max_bytes` (default 100000), with a note
+/// saying so. Redirects are not followed: a 3xx answer names its target. An HTTP error
+/// status (400 and up) comes back as an error result with the body. Only hosts the operator
+/// allowed can be reached.
+#[tool(title = "Fetch a URL", read_only, destructive = false, idempotent, open_world)]
+fn fetch_url(args: FetchArgs) -> Result<Structured<Fetched>, Error> {
+    let max_bytes = match args.max_bytes {
+        None => DEFAULT_MAX_BYTES,
+        Some(n @ 1..=MAX_MAX_BYTES) => n,
+        Some(_) => {
+            return Err(Error::InvalidArguments(format!(
+                "`max_bytes` must be between 1 and {MAX_MAX_BYTES}"
+            )));
+        }
+    };
+    let url = url::split(&args.url).map_err(Error::InvalidArguments)?;
+    let response =
+        http::get(&url, max_bytes).map_err(|e| Error::Failed(format!("could not fetch {}: {e}", args.url)))?;
+    Ok(answer(&args.url, max_bytes, response))
+}
+
+warden_plugin::export! { tools: [fetch_url] }
 
 /// The body as text; a cut that split a UTF-8 character drops the partial character.
 fn body_text(body: &[u8], truncated: bool) -> String {
@@ -117,7 +72,7 @@ fn body_text(body: &[u8], truncated: bool) -> String {
     String::from_utf8_lossy(body).into_owned()
 }
 
-fn answer(url: &str, max_bytes: usize, response: http::Response) -> CallResult {
+fn answer(url: &str, max_bytes: usize, response: http::Response) -> Structured<Fetched> {
     let status = response.status;
     let is_error = status >= 400;
     let mut content = Vec::new();
@@ -145,17 +100,13 @@ fn answer(url: &str, max_bytes: usize, response: http::Response) -> CallResult {
             "[HTTP {status}: redirects to {location}, which was not followed]"
         )));
     }
-    let structured: Value = json!({
-        "status": status,
-        "content_type": response.content_type,
-        "bytes": response.body.len(),
-        "truncated": response.truncated,
-    });
-    CallResult {
-        content,
-        structured_content: Some(structured.to_string()),
-        is_error,
-    }
+    let fetched = Fetched {
+        status,
+        content_type: response.content_type,
+        bytes: response.body.len(),
+        truncated: response.truncated,
+    };
+    Structured::with_content(content, fetched).error_if(is_error)
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! The notes folder itself, free of any wasm or WIT types.
 
 use crate::Error;
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
@@ -16,19 +18,28 @@ pub const MAX_MATCHES: usize = 50;
 /// Matched lines longer than this are cut, so one huge line cannot flood the answer.
 const MAX_LINE_CHARS: usize = 300;
 
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct NoteInfo {
     pub name: String,
     pub bytes: u64,
 }
 
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Match {
     pub name: String,
+    #[schemars(range(min = 1))]
     pub line: usize,
     pub text: String,
 }
 
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Found {
+    #[schemars(length(max = MAX_MATCHES))]
     pub matches: Vec<Match>,
+    /// True when there were more matches than the 50 returned.
     pub truncated: bool,
 }
 

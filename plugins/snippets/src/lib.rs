@@ -6,169 +6,106 @@
 
 mod library;
 
-wit_bindgen::generate!({
-    path: "../../wit",
-    world: "warden:plugin/plugin",
-});
-
-use exports::warden::plugin::completions::{self, Reference};
-use exports::warden::plugin::{prompts, resources, tools};
-use library::{INDEX_URI, LANGUAGES, Snippet, TEMPLATE};
-use serde::Deserialize;
-use serde_json::{Value, json};
-use warden::plugin::types::{
-    CallResult, Content, Error, Prompt, PromptArgument, PromptMessage, PromptResult, ResourceBody, ResourceContents,
-    ResourceInfo, ResourceTemplate, Role, Tool, ToolAnnotations,
+use library::{INDEX_URI, LANGUAGES, SCHEME, Snippet, TEMPLATE};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use warden_plugin::{
+    Content, Error, PromptMessage, PromptResult, Reference, ResourceBody, ResourceContents, Role, Structured, prompt,
+    resource, tool,
 };
 
-struct Snippets;
-
-impl tools::Guest for Snippets {
-    fn list_tools() -> Vec<Tool> {
-        vec![Tool {
-            name: "find_snippets".to_string(),
-            title: Some("Find snippets".to_string()),
-            description: "Searches the built-in library of short code snippets (Python, Rust and shell) \
-                          for `query`, ignoring case, in each snippet's name, title and code; `language` \
-                          keeps only that language's snippets, and an empty query lists them all. Returns \
-                          one `snippets://<language>/<name> — <title>` line per match; read a URI as a \
-                          resource for the code, or use the `explain_snippet` prompt."
-                .to_string(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "query": {
-                        "type": "string",
-                        "description": "Text to look for in the snippets' names, titles and code, ignoring case."
-                    },
-                    "language": {
-                        "type": "string",
-                        "enum": LANGUAGES,
-                        "description": "Only search the snippets in this language."
-                    }
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            })
-            .to_string(),
-            output_schema: Some(
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "matches": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "properties": {
-                                    "uri": { "type": "string", "description": "Read it as a resource for the code." },
-                                    "language": { "type": "string", "enum": LANGUAGES },
-                                    "name": { "type": "string" },
-                                    "title": { "type": "string" }
-                                },
-                                "required": ["uri", "language", "name", "title"],
-                                "additionalProperties": false
-                            }
-                        }
-                    },
-                    "required": ["matches"],
-                    "additionalProperties": false
-                })
-                .to_string(),
-            ),
-            annotations: Some(ToolAnnotations {
-                title: Some("Find snippets".to_string()),
-                read_only_hint: Some(true),
-                destructive_hint: Some(false),
-                idempotent_hint: Some(true),
-                open_world_hint: Some(false),
-            }),
-        }]
-    }
-
-    fn call_tool(name: String, arguments: String) -> Result<CallResult, Error> {
-        if name != "find_snippets" {
-            return Err(Error::NotFound(format!(
-                "the snippets plugin has no tool named {name:?}"
-            )));
-        }
-        let args: FindArgs = serde_json::from_str(&arguments)
-            .map_err(|e| Error::InvalidArguments(format!("the arguments do not match the tool's input schema: {e}")))?;
-        if let Some(language) = args.language.as_deref()
-            && !LANGUAGES.contains(&language)
-        {
-            return Err(Error::InvalidArguments(format!(
-                "`language` must be one of {}; got {language:?}",
-                LANGUAGES.join(", ")
-            )));
-        }
-        let found = library::search(&args.query, args.language.as_deref());
-        let text = if found.is_empty() {
-            "no snippets match".to_string()
-        } else {
-            found
-                .iter()
-                .map(|s| format!("{} — {}", s.uri(), s.title))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        let matches: Vec<Value> = found
-            .iter()
-            .map(|s| json!({ "uri": s.uri(), "language": s.language, "name": s.name, "title": s.title }))
-            .collect();
-        Ok(CallResult {
-            content: vec![Content::Text(text)],
-            structured_content: Some(json!({ "matches": matches }).to_string()),
-            is_error: false,
-        })
-    }
-}
-
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FindArgs {
+    /// Text to look for in the snippets' names, titles and code, ignoring case.
     query: String,
+    /// Only search the snippets in this language.
+    #[schemars(extend("enum" = LANGUAGES))]
     language: Option<String>,
 }
 
-impl resources::Guest for Snippets {
-    fn list_resources() -> Vec<ResourceInfo> {
-        vec![ResourceInfo {
-            uri: INDEX_URI.to_string(),
-            name: "index".to_string(),
-            title: Some("Snippet index".to_string()),
-            description: Some(
-                "Every snippet in the library, by language, with its title and URI (Markdown).".to_string(),
-            ),
-            mime_type: Some("text/markdown".to_string()),
-            size: Some(library::index_markdown().len() as u64),
-        }]
-    }
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Found {
+    matches: Vec<Match>,
+}
 
-    fn list_resource_templates() -> Vec<ResourceTemplate> {
-        vec![ResourceTemplate {
-            uri_template: TEMPLATE.to_string(),
-            name: "snippet".to_string(),
-            title: Some("Snippet".to_string()),
-            description: Some(format!(
-                "The code of one snippet, as plain text. `language` is one of {}; {INDEX_URI} lists the names.",
-                LANGUAGES.join(", ")
-            )),
-            mime_type: Some("text/plain".to_string()),
-        }]
-    }
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Match {
+    /// Read it as a resource for the code.
+    uri: String,
+    #[schemars(extend("enum" = LANGUAGES))]
+    language: &'static str,
+    name: &'static str,
+    title: &'static str,
+}
 
-    fn read_resource(uri: String) -> Result<Vec<ResourceContents>, Error> {
-        if uri == INDEX_URI {
-            return Ok(vec![ResourceContents {
-                uri,
-                mime_type: Some("text/markdown".to_string()),
-                body: ResourceBody::Text(library::index_markdown()),
-            }]);
-        }
-        match library::by_uri(&uri) {
-            Some(snippet) => Ok(vec![contents(snippet)]),
-            None => Err(Error::NotFound(library::not_found_message(&uri))),
-        }
+/// Searches the built-in library of short code snippets (Python, Rust and shell) for
+/// `query`, ignoring case, in each snippet's name, title and code; `language` keeps only
+/// that language's snippets, and an empty query lists them all. Returns one
+/// `snippets://<language>/<name> — <title>` line per match; read a URI as a resource for the
+/// code, or use the `explain_snippet` prompt.
+#[tool(
+    title = "Find snippets",
+    read_only,
+    destructive = false,
+    idempotent,
+    open_world = false
+)]
+fn find_snippets(args: FindArgs) -> Result<Structured<Found>, Error> {
+    if let Some(language) = args.language.as_deref()
+        && !LANGUAGES.contains(&language)
+    {
+        return Err(Error::InvalidArguments(format!(
+            "`language` must be one of {}; got {language:?}",
+            LANGUAGES.join(", ")
+        )));
+    }
+    let found = library::search(&args.query, args.language.as_deref());
+    let text = if found.is_empty() {
+        "no snippets match".to_string()
+    } else {
+        found
+            .iter()
+            .map(|s| format!("{} — {}", s.uri(), s.title))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let matches = found
+        .iter()
+        .map(|s| Match {
+            uri: s.uri(),
+            language: s.language,
+            name: s.name,
+            title: s.title,
+        })
+        .collect();
+    Ok(Structured::new(text, Found { matches }))
+}
+
+/// Every snippet in the library, by language, with its title and URI (Markdown).
+#[resource(uri = INDEX_URI, title = "Snippet index", mime_type = "text/markdown", size)]
+fn index() -> String {
+    library::index_markdown()
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SnippetParams {
+    language: String,
+    name: String,
+}
+
+/// The code of one snippet, as plain text. `language` is one of python, rust, shell;
+/// snippets://index lists the names.
+#[resource(template = TEMPLATE, title = "Snippet", mime_type = "text/plain")]
+fn snippet(params: SnippetParams) -> Result<Vec<ResourceContents>, Error> {
+    match library::find(&params.language, &params.name) {
+        Some(snippet) => Ok(vec![contents(snippet)]),
+        None => Err(Error::NotFound(library::not_found_message(&format!(
+            "{SCHEME}{}/{}",
+            params.language, params.name
+        )))),
     }
 }
 
@@ -180,90 +117,63 @@ fn contents(snippet: &Snippet) -> ResourceContents {
     }
 }
 
-impl prompts::Guest for Snippets {
-    fn list_prompts() -> Vec<Prompt> {
-        vec![
-            Prompt {
-                name: "explain_snippet".to_string(),
-                title: Some("Explain a snippet".to_string()),
-                description: Some(
-                    "Asks for a line-by-line explanation of one snippet from the library, with what could fail."
-                        .to_string(),
-                ),
-                arguments: vec![
-                    argument("language", &format!("One of {}.", LANGUAGES.join(", ")), true),
-                    argument("name", "The snippet's name, e.g. read_file.", true),
-                ],
+#[derive(Deserialize, JsonSchema)]
+struct ExplainArgs {
+    /// One of python, rust, shell.
+    language: String,
+    /// The snippet's name, e.g. read_file.
+    name: String,
+}
+
+/// Asks for a line-by-line explanation of one snippet from the library, with what could
+/// fail.
+#[prompt(title = "Explain a snippet")]
+fn explain_snippet(args: ExplainArgs) -> Result<PromptResult, Error> {
+    let snippet = library::lookup(&args.language, &args.name).map_err(Error::InvalidArguments)?;
+    Ok(PromptResult {
+        description: Some(format!("Explain the {} snippet {}", snippet.language, snippet.name)),
+        messages: vec![
+            PromptMessage {
+                role: Role::User,
+                content: Content::EmbeddedResource(contents(snippet)),
             },
-            Prompt {
-                name: "review_code".to_string(),
-                title: Some("Review code".to_string()),
-                description: Some(
-                    "Asks for a review of some code: bugs, unclear names, missing error handling.".to_string(),
-                ),
-                arguments: vec![
-                    argument("code", "The code to review.", true),
-                    argument("language", "The code's language, e.g. python.", false),
-                ],
-            },
-        ]
-    }
+            PromptMessage::user(library::explain_text(snippet.language)),
+        ],
+    })
+}
 
-    fn get_prompt(name: String, arguments: Vec<(String, String)>) -> Result<PromptResult, Error> {
-        let get = |key: &str| arguments.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-        let required = |key: &str| {
-            get(key).ok_or_else(|| Error::InvalidArguments(format!("the {name} prompt needs the argument `{key}`")))
-        };
-        match name.as_str() {
-            "explain_snippet" => {
-                let language = required("language")?;
-                let snippet_name = required("name")?;
-                let snippet = library::lookup(language, snippet_name).map_err(Error::InvalidArguments)?;
-                Ok(PromptResult {
-                    description: Some(format!("Explain the {} snippet {}", snippet.language, snippet.name)),
-                    messages: vec![
-                        user(Content::EmbeddedResource(contents(snippet))),
-                        user(Content::Text(library::explain_text(snippet.language))),
-                    ],
-                })
-            }
-            "review_code" => {
-                let code = required("code")?;
-                Ok(PromptResult {
-                    description: Some("Review code".to_string()),
-                    messages: vec![user(Content::Text(library::review_text(code, get("language"))))],
-                })
-            }
-            _ => Err(Error::NotFound(format!(
-                "the snippets plugin has no prompt named {name:?}; it has explain_snippet and review_code"
-            ))),
-        }
+#[derive(Deserialize, JsonSchema)]
+struct ReviewArgs {
+    /// The code to review.
+    code: String,
+    /// The code's language, e.g. python.
+    language: Option<String>,
+}
+
+/// Asks for a review of some code: bugs, unclear names, missing error handling.
+#[prompt(title = "Review code")]
+fn review_code(args: ReviewArgs) -> PromptResult {
+    PromptResult {
+        description: Some("Review code".to_string()),
+        messages: vec![PromptMessage::user(library::review_text(
+            &args.code,
+            args.language.as_deref(),
+        ))],
     }
 }
 
-fn argument(name: &str, description: &str, required: bool) -> PromptArgument {
-    PromptArgument {
-        name: name.to_string(),
-        description: Some(description.to_string()),
-        required,
+/// Languages and snippet names, for the prompt's and the template's arguments.
+fn complete(reference: &Reference, argument: &str, value: &str) -> Vec<String> {
+    match reference {
+        Reference::Prompt(prompt) if prompt == "explain_snippet" => library::complete(argument, value),
+        Reference::ResourceTemplate(template) if template == TEMPLATE => library::complete(argument, value),
+        _ => Vec::new(),
     }
 }
 
-fn user(content: Content) -> PromptMessage {
-    PromptMessage {
-        role: Role::User,
-        content,
-    }
+warden_plugin::export! {
+    tools: [find_snippets],
+    resources: [index, snippet],
+    prompts: [explain_snippet, review_code],
+    completions: complete,
 }
-
-impl completions::Guest for Snippets {
-    fn complete(reference: Reference, argument: String, value: String) -> Vec<String> {
-        match &reference {
-            Reference::Prompt(prompt) if prompt == "explain_snippet" => library::complete(&argument, &value),
-            Reference::ResourceTemplate(template) if template == TEMPLATE => library::complete(&argument, &value),
-            _ => Vec::new(),
-        }
-    }
-}
-
-export!(Snippets);

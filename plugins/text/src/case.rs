@@ -4,7 +4,9 @@ pub const CASES: [&str; 8] = [
     "upper", "lower", "title", "snake", "kebab", "camel", "pascal", "constant",
 ];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The names are those of `CASES`, in its order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Case {
     Upper,
     Lower,
@@ -17,6 +19,7 @@ pub enum Case {
 }
 
 impl Case {
+    #[cfg(test)]
     pub fn from_name(name: &str) -> Option<Case> {
         Some(match name {
             "upper" => Case::Upper,
@@ -170,5 +173,9 @@ mod tests {
             assert_eq!(Case::from_name(name).unwrap().name(), name);
         }
         assert_eq!(Case::from_name("Upper"), None);
+        for name in CASES {
+            let case: Case = serde_json::from_value(serde_json::json!(name)).unwrap();
+            assert_eq!(case.name(), name);
+        }
     }
 }

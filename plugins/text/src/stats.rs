@@ -1,10 +1,14 @@
 //! `text_stats`: counting characters, bytes, words, lines and sentences.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Stats {
+    /// Unicode scalar values.
     pub characters: usize,
+    /// Length in UTF-8 bytes.
     pub bytes: usize,
     pub words: usize,
     pub lines: usize,
@@ -20,16 +24,6 @@ impl Stats {
             lines: text.lines().count(),
             sentences: sentences(text),
         }
-    }
-
-    pub fn to_json(&self) -> Value {
-        json!({
-            "characters": self.characters,
-            "bytes": self.bytes,
-            "words": self.words,
-            "lines": self.lines,
-            "sentences": self.sentences,
-        })
     }
 
     /// For example `11 characters (11 bytes), 2 words, 1 line, 1 sentence.`
@@ -155,8 +149,8 @@ mod tests {
     #[test]
     fn json_shape() {
         assert_eq!(
-            Stats::of("Hi.").to_json().to_string(),
-            r#"{"bytes":3,"characters":3,"lines":1,"sentences":1,"words":1}"#
+            serde_json::to_value(Stats::of("Hi.")).unwrap(),
+            serde_json::json!({"bytes": 3, "characters": 3, "lines": 1, "sentences": 1, "words": 1})
         );
     }
 }
