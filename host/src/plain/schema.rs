@@ -9,6 +9,8 @@
 //! payload, else `{"case": payload}`; `option<T>` is `null` or the value
 //! (`{"some": v}` when `T` is itself an option, so `null` stays unambiguous).
 
+use std::cell::Cell;
+
 use serde_json::{Map, Value, json};
 use wasmtime::component::types::Type;
 
@@ -26,18 +28,31 @@ pub const NEG_INFINITY: &str = "-Infinity";
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unsupported(pub String);
 
+/// The most types one schema may expand to. A component's types form a
+/// graph: a record whose fields reuse one type, nested a few times, expands
+/// exponentially, and wasmparser only bounds that at a million. The schema
+/// budget refuses more nodes than this anyway; stopping here keeps the
+/// host from building a huge schema only to refuse it.
+pub const MAX_EXPANDED_TYPES: usize = crate::schema_budget::MAX_SCHEMA_NODES;
+
 /// The JSON Schema of values of `ty`.
 pub fn schema(ty: &Type) -> Result<Value, Unsupported> {
-    schema_at(ty, 0)
+    schema_at(ty, 0, &Cell::new(0))
 }
 
-fn schema_at(ty: &Type, depth: usize) -> Result<Value, Unsupported> {
+fn schema_at(ty: &Type, depth: usize, visited: &Cell<usize>) -> Result<Value, Unsupported> {
     if depth > MAX_DEPTH {
         return Err(Unsupported(format!(
             "its types are nested more than {MAX_DEPTH} levels deep"
         )));
     }
-    let inner = |ty: &Type| schema_at(ty, depth + 1);
+    visited.set(visited.get() + 1);
+    if visited.get() > MAX_EXPANDED_TYPES {
+        return Err(Unsupported(format!(
+            "its types expand to more than {MAX_EXPANDED_TYPES} schema nodes"
+        )));
+    }
+    let inner = |ty: &Type| schema_at(ty, depth + 1, visited);
     Ok(match ty {
         Type::Bool => json!({"type": "boolean"}),
         Type::U8 => integer(u8::MIN, u8::MAX),
@@ -91,13 +106,13 @@ fn schema_at(ty: &Type, depth: usize) -> Result<Value, Unsupported> {
         Type::Variant(variant) => {
             let cases = variant
                 .cases()
-                .map(|case| case_schema(case.name, case.ty.as_ref(), depth))
+                .map(|case| case_schema(case.name, case.ty.as_ref(), depth, visited))
                 .collect::<Result<Vec<_>, _>>()?;
             json!({"oneOf": cases})
         }
         Type::Result(result) => json!({"oneOf": [
-            case_schema("ok", result.ok().as_ref(), depth)?,
-            case_schema("err", result.err().as_ref(), depth)?,
+            case_schema("ok", result.ok().as_ref(), depth, visited)?,
+            case_schema("err", result.err().as_ref(), depth, visited)?,
         ]}),
         Type::Enum(cases) => json!({"type": "string", "enum": cases.names().collect::<Vec<_>>()}),
         Type::Flags(flags) => json!({
@@ -145,11 +160,11 @@ fn float(bound: Option<f64>) -> Value {
     json!({"anyOf": [number, {"type": "string", "enum": [NAN, INFINITY, NEG_INFINITY]}]})
 }
 
-fn case_schema(name: &str, payload: Option<&Type>, depth: usize) -> Result<Value, Unsupported> {
+fn case_schema(name: &str, payload: Option<&Type>, depth: usize, visited: &Cell<usize>) -> Result<Value, Unsupported> {
     Ok(match payload {
         None => json!({"const": name}),
         Some(ty) => object(
-            Map::from_iter([(name.to_string(), schema_at(ty, depth + 1)?)]),
+            Map::from_iter([(name.to_string(), schema_at(ty, depth + 1, visited)?)]),
             vec![name.into()],
         ),
     })
@@ -165,16 +180,19 @@ pub fn object(properties: Map<String, Value>, required: Vec<Value>) -> Value {
     })
 }
 
-/// `ty` as WIT spells it, for descriptions and `warden check`.
+/// `ty` as WIT spells it, for descriptions and `warden check`, when the
+/// component's WIT (with type names) cannot be read: structures spelled out,
+/// cut short past `MAX_EXPANDED_TYPES` types.
 pub fn wit_name(ty: &Type) -> String {
-    wit_name_at(ty, 0)
+    wit_name_at(ty, 0, &Cell::new(0))
 }
 
-fn wit_name_at(ty: &Type, depth: usize) -> String {
-    if depth > MAX_DEPTH {
+fn wit_name_at(ty: &Type, depth: usize, visited: &Cell<usize>) -> String {
+    visited.set(visited.get() + 1);
+    if depth > MAX_DEPTH || visited.get() > MAX_EXPANDED_TYPES {
         return "…".into();
     }
-    let inner = |ty: &Type| wit_name_at(ty, depth + 1);
+    let inner = |ty: &Type| wit_name_at(ty, depth + 1, visited);
     match ty {
         Type::Bool => "bool".into(),
         Type::U8 => "u8".into(),
