@@ -1134,3 +1134,147 @@ async fn embed_docs_writes_the_doc_comments_and_replaces_earlier_ones() {
     assert!(stderr.contains("cannot read the WIT in"), "{stderr}");
     assert_eq!(std::fs::read(&component).unwrap(), before);
 }
+
+/// A hand-encoded hostile component: `t0` is `record { a: u8 }` and each `tN` a record of
+/// four `tN-1` fields, so `t8` names 4^8 = 65 536 records while the binary stays a few
+/// hundred bytes (wasmparser refuses one more level: it bounds a type's effective size at
+/// a million). `bomb(x: t8) -> u8`
+/// must be skipped without expanding it all; `ok() -> u8` still serves.
+fn type_bomb_component() -> Vec<u8> {
+    use wasm_encoder::Alias;
+    use wasm_encoder::{
+        CanonicalFunctionSection, CanonicalOption, CodeSection, Component, ComponentAliasSection, ComponentExportKind,
+        ComponentExportSection, ComponentTypeSection, ComponentValType, ExportKind, ExportSection, Function,
+        FunctionSection, InstanceSection, Instruction, MemorySection, MemoryType, Module, ModuleSection,
+        PrimitiveValType, TypeSection, ValType,
+    };
+
+    let mut module = Module::new();
+    let mut types = TypeSection::new();
+    types.ty().function([ValType::I32; 4], [ValType::I32]); // realloc
+    types.ty().function([ValType::I32], [ValType::I32]); // bomb: its argument by pointer
+    types.ty().function([], [ValType::I32]); // ok
+    module.section(&types);
+    let mut functions = FunctionSection::new();
+    functions.function(0).function(1).function(2);
+    module.section(&functions);
+    let mut memories = MemorySection::new();
+    memories.memory(MemoryType {
+        minimum: 1,
+        maximum: Some(1),
+        memory64: false,
+        shared: false,
+        page_size_log2: None,
+    });
+    module.section(&memories);
+    let mut exports = ExportSection::new();
+    exports
+        .export("realloc", ExportKind::Func, 0)
+        .export("bomb", ExportKind::Func, 1)
+        .export("ok", ExportKind::Func, 2)
+        .export("memory", ExportKind::Memory, 0);
+    module.section(&exports);
+    let mut code = CodeSection::new();
+    for answer in [8, 0, 42] {
+        let mut body = Function::new([]);
+        body.instruction(&Instruction::I32Const(answer))
+            .instruction(&Instruction::End);
+        code.function(&body);
+    }
+    module.section(&code);
+
+    let mut component = Component::new();
+    component.section(&ModuleSection(&module));
+    let mut instances = InstanceSection::new();
+    instances.instantiate(0, Vec::<(&str, wasm_encoder::ModuleArg)>::new());
+    component.section(&instances);
+
+    // Each record type is exported (an exported function may only use named types), and
+    // the next one refers to the export: type indices go definition, export, definition, ….
+    let mut next_type = 0u32;
+    let mut field = ComponentValType::Primitive(PrimitiveValType::U8);
+    for level in 0..9 {
+        let mut defined = ComponentTypeSection::new();
+        let fields: Vec<(String, ComponentValType)> = if level == 0 {
+            vec![("a".into(), field)]
+        } else {
+            ["a", "b", "c", "d"]
+                .iter()
+                .map(|name| (name.to_string(), field))
+                .collect()
+        };
+        defined
+            .defined_type()
+            .record(fields.iter().map(|(name, ty)| (name.as_str(), *ty)));
+        component.section(&defined);
+        let mut export = ComponentExportSection::new();
+        export.export(&format!("t{level}"), ComponentExportKind::Type, next_type, None);
+        component.section(&export);
+        field = ComponentValType::Type(next_type + 1);
+        next_type += 2;
+    }
+    let mut signatures = ComponentTypeSection::new();
+    signatures
+        .function()
+        .params([("x", field)])
+        .result(Some(ComponentValType::Primitive(PrimitiveValType::U8)));
+    signatures
+        .function()
+        .params(Vec::<(&str, ComponentValType)>::new())
+        .result(Some(ComponentValType::Primitive(PrimitiveValType::U8)));
+    component.section(&signatures);
+    let (bomb_type, ok_type) = (next_type, next_type + 1);
+
+    let mut aliases = ComponentAliasSection::new();
+    for (kind, name) in [
+        (ExportKind::Func, "realloc"),
+        (ExportKind::Func, "bomb"),
+        (ExportKind::Func, "ok"),
+        (ExportKind::Memory, "memory"),
+    ] {
+        aliases.alias(Alias::CoreInstanceExport {
+            instance: 0,
+            kind,
+            name,
+        });
+    }
+    component.section(&aliases);
+    let mut canon = CanonicalFunctionSection::new();
+    canon.lift(1, bomb_type, [CanonicalOption::Memory(0), CanonicalOption::Realloc(0)]);
+    canon.lift(2, ok_type, []);
+    component.section(&canon);
+    let mut exports = ComponentExportSection::new();
+    exports
+        .export("bomb", ComponentExportKind::Func, 0, None)
+        .export("ok", ComponentExportKind::Func, 1, None);
+    component.section(&exports);
+    component.finish()
+}
+
+#[tokio::test]
+async fn types_that_expand_exponentially_are_refused_without_expanding_them() {
+    let bytes = type_bomb_component();
+    assert!(bytes.len() < 4096, "the bomb is small: {} bytes", bytes.len());
+    let dir = PluginDir::new();
+    dir.write("bomb.wasm", &bytes);
+
+    let output = support::warden()
+        .arg("check")
+        .arg(dir.path().join("bomb.wasm"))
+        .output()
+        .await
+        .unwrap();
+    let report = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{report}");
+    assert!(
+        report.contains("bomb") && report.contains("its types expand to more than 20000 schema nodes"),
+        "bomb is skipped for its expansion:\n{report}"
+    );
+
+    for era in ERAS {
+        let server = serve(dir.path(), era, &["--no-watch"]).await;
+        assert_eq!(names(&tools(&server).await), ["ok"]);
+        assert_eq!(value(&server, "ok", json!({})).await, 42);
+        server.stop().await;
+    }
+}
