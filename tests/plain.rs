@@ -1208,7 +1208,7 @@ fn type_bomb_component() -> Vec<u8> {
             .record(fields.iter().map(|(name, ty)| (name.as_str(), *ty)));
         component.section(&defined);
         let mut export = ComponentExportSection::new();
-        export.export(&format!("t{level}"), ComponentExportKind::Type, next_type, None);
+        export.export(format!("t{level}"), ComponentExportKind::Type, next_type, None);
         component.section(&export);
         field = ComponentValType::Type(next_type + 1);
         next_type += 2;
