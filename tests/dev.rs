@@ -14,71 +14,15 @@ use support::{Era, connect, is_error, text, warden};
 const FIRST_BUILD: Duration = Duration::from_secs(900);
 const REBUILD: Duration = Duration::from_secs(300);
 
-fn source(tool: &str, greeting: &str) -> String {
-    let wit = xtask::repo_root().join("wit");
-    format!(
-        r##"wit_bindgen::generate!({{ path: {wit:?}, world: "warden:plugin/tool-plugin" }});
-
-use exports::warden::plugin::tools::Guest;
-use warden::plugin::types::{{CallResult, Content, Error, Tool}};
-
-struct Hello;
-
-impl Guest for Hello {{
-    fn list_tools() -> Vec<Tool> {{
-        vec![Tool {{
-            name: "{tool}".into(),
-            title: None,
-            description: "Says hello.".into(),
-            input_schema: r#"{{"type":"object"}}"#.into(),
-            output_schema: None,
-            annotations: None,
-        }}]
-    }}
-
-    fn call_tool(_name: String, _arguments: String) -> Result<CallResult, Error> {{
-        Ok(CallResult {{ content: vec![Content::Text("{greeting}".into())], structured_content: None, is_error: false }})
-    }}
-}}
-
-export!(Hello);
-"##
-    )
-}
-
-/// A tiny plugin crate, as a developer would start one.
-fn write_crate(dir: &Path) {
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        r#"[package]
-name = "hello-dev"
-version = "0.1.0"
-edition = "2024"
-
-[lib]
-crate-type = ["cdylib"]
-
-[dependencies]
-wit-bindgen = "0.61"
-
-[profile.release]
-opt-level = "s"
-strip = true
-
-# Its own workspace, whatever folder it is in.
-[workspace]
-"#,
-    )
-    .unwrap();
-    // The test plugins' lock file pins the same wit-bindgen: the build needs
-    // no new resolution against the registry.
-    std::fs::copy(
-        xtask::repo_root().join("tests/plugins/Cargo.lock"),
-        dir.join("Cargo.lock"),
-    )
-    .unwrap();
-    std::fs::write(dir.join("src/lib.rs"), source("greet_v1", "hello from v1")).unwrap();
+/// A plugin crate as an author starts one: `warden new NAME --lang rust`.
+fn new_crate(parent: &Path) -> std::path::PathBuf {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["new", "hello-dev", "--lang", "rust", "--dir"])
+        .arg(parent)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    parent.join("hello-dev")
 }
 
 /// Saves a file the way many editors do: a new file renamed over the old.
@@ -88,16 +32,25 @@ fn save(path: &Path, contents: &str) {
     std::fs::rename(&temporary, path).unwrap();
 }
 
+/// Replaces `old` (which must be there) with `new` in `path`, and saves.
+fn edit(path: &Path, old: &str, new: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(old), "{old:?} is not in {}", path.display());
+    save(path, &text.replace(old, new));
+}
+
 #[tokio::test]
 async fn editing_the_source_rebuilds_and_hot_reloads_the_tool() {
-    let crate_dir = tempfile::Builder::new().prefix("warden-dev-crate-").tempdir().unwrap();
-    write_crate(crate_dir.path());
+    let parent = tempfile::Builder::new().prefix("warden-dev-crate-").tempdir().unwrap();
+    let crate_dir = new_crate(parent.path());
+    let lib = crate_dir.join("src/lib.rs");
     let cache = tempfile::tempdir().unwrap();
     let mut command = warden();
     command
         .arg("dev")
-        .arg(crate_dir.path())
-        // Shared across runs, so only the first run compiles the dependencies.
+        .arg(&crate_dir)
+        // Shared across runs (and with tests/interop/new_project.sh), so only the
+        // first run compiles the dependencies.
         .arg("--target-dir")
         .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("dev-guest"))
         .arg("--cache-dir")
@@ -106,28 +59,38 @@ async fn editing_the_source_rebuilds_and_hot_reloads_the_tool() {
 
     // The first build runs while the client is connected; the tool appears.
     let seen = server.wait_for_list_change_within(0, FIRST_BUILD).await;
-    assert_eq!(server.tool_names().await, ["greet_v1"]);
-    assert_eq!(text(&server.call("greet_v1", json!({})).await), "hello from v1");
+    assert_eq!(server.tool_names().await, ["hello"]);
+    let ada = json!({"name": "Ada"});
+    assert_eq!(text(&server.call("hello", ada.clone()).await), "Hello, Ada!");
 
-    // Edit → save → the client sees the new tool.
-    save(
-        &crate_dir.path().join("src/lib.rs"),
-        &source("greet_v2", "hello from v2"),
-    );
+    // A change to what the tool returns: reloaded, but the list is the same, so the
+    // client is told nothing; its next call gets the new answer.
+    edit(&lib, "\"Hello, {}!\"", "\"Howdy, {}!\"");
+    server
+        .wait_until_within("the reload", REBUILD, || {
+            server.log().contains("reloaded plugin `hello-dev`").then_some(())
+        })
+        .await;
+    assert_eq!(text(&server.call("hello", ada.clone()).await), "Howdy, Ada!");
+    assert_eq!(server.list_changes(), seen, "the tool list did not change");
+
+    // A renamed tool: the client is told, and sees the new name.
+    edit(&lib, "fn hello(", "fn greet(");
+    edit(&lib, "tools: [hello]", "tools: [greet]");
     let seen = server.wait_for_list_change_within(seen, REBUILD).await;
-    assert_eq!(server.tool_names().await, ["greet_v2"]);
-    let result = server.call("greet_v2", json!({})).await;
+    assert_eq!(server.tool_names().await, ["greet"]);
+    let result = server.call("greet", ada.clone()).await;
     assert!(!is_error(&result), "{result:?}");
-    assert_eq!(text(&result), "hello from v2");
+    assert_eq!(text(&result), "Howdy, Ada!");
 
     // A save that does not compile: the last good build keeps serving.
-    save(&crate_dir.path().join("src/lib.rs"), "this is not rust");
+    save(&lib, "this is not rust");
     server
         .wait_until_within("a failed build", REBUILD, || {
             server.log().contains("failed in").then_some(())
         })
         .await;
-    assert_eq!(text(&server.call("greet_v2", json!({})).await), "hello from v2");
+    assert_eq!(text(&server.call("greet", ada).await), "Howdy, Ada!");
     assert_eq!(server.list_changes(), seen);
 
     let log = server.stop().await;

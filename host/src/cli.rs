@@ -23,8 +23,9 @@ pub enum Command {
     /// Validate plugins and manifests without serving, and print what each
     /// plugin is granted. Exits non-zero when anything is invalid.
     Check(CheckArgs),
-    /// Develop a plugin: build its crate for wasm32-wasip2, serve it over
-    /// stdio, and rebuild and hot-reload it whenever its sources change.
+    /// Develop a plugin: build its project (Rust, Python or JavaScript),
+    /// serve it over stdio, and rebuild and hot-reload it whenever its
+    /// sources change.
     Dev(DevArgs),
     /// Write the doc comments of the WIT a plain component was built from
     /// into the component (its `package-docs` section), so its tools are
@@ -37,6 +38,12 @@ pub enum Command {
     /// Show what a component exports (the contract or plain functions) with
     /// every schema, and what it imports next to what its manifest grants.
     Inspect(InspectArgs),
+    /// Create a plugin project in Rust, Python or JavaScript that builds
+    /// from the public registries alone.
+    New(NewArgs),
+    /// Build a plugin project into `build/NAME.wasm` (and its manifest,
+    /// `build/NAME.toml`), and print the component's path and size.
+    Build(BuildArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -55,6 +62,32 @@ pub struct CallArgs {
 
     #[command(flatten)]
     pub cache: CacheArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct NewArgs {
+    /// The plugin's name, and the project folder's.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// The language to write it in.
+    #[arg(long, value_name = "LANG")]
+    pub lang: crate::project::Language,
+
+    /// Where to create the project folder (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BuildArgs {
+    /// The project folder.
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub path: PathBuf,
+
+    /// Cargo's target folder, for a Rust project (default: cargo's own).
+    #[arg(long, value_name = "DIR")]
+    pub target_dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -214,7 +247,8 @@ pub struct CacheArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct DevArgs {
-    /// The plugin's source crate (a Rust crate with crate-type `cdylib`).
+    /// The plugin's project folder: a Rust crate (crate-type `cdylib`), or a
+    /// Python or JavaScript project as `warden new` creates them.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
 
@@ -222,7 +256,7 @@ pub struct DevArgs {
     #[arg(long, value_name = "DIR")]
     pub plugins: Option<PathBuf>,
 
-    /// Cargo's target folder for the plugin build [default: cargo's own].
+    /// Cargo's target folder for a Rust plugin's build [default: cargo's own].
     #[arg(long, value_name = "DIR")]
     pub target_dir: Option<PathBuf>,
 
@@ -251,7 +285,12 @@ impl Cli {
         match &self.command {
             Command::Serve(args) => args.verbose,
             Command::Dev(args) => args.verbose,
-            Command::Check(_) | Command::EmbedDocs(_) | Command::Call(_) | Command::Inspect(_) => 0,
+            Command::Check(_)
+            | Command::EmbedDocs(_)
+            | Command::Call(_)
+            | Command::Inspect(_)
+            | Command::New(_)
+            | Command::Build(_) => 0,
         }
     }
 }

@@ -29,6 +29,7 @@ pub mod pinned;
 pub mod plain;
 pub mod plugin;
 pub mod printable;
+pub mod project;
 pub mod reconciler;
 pub mod runtime;
 pub mod schema_budget;

@@ -33,6 +33,8 @@ fn main() -> ExitCode {
             Command::EmbedDocs(args) => warden::plain::docs::run(&args).map(|()| ExitCode::SUCCESS),
             Command::Call(args) => warden::call::run(&args).await,
             Command::Inspect(args) => warden::check::inspect(&args.plugin).await,
+            Command::New(args) => warden::project::scaffold::run(&args).map(|()| ExitCode::SUCCESS),
+            Command::Build(args) => warden::project::run_build(&args).await.map(|()| ExitCode::SUCCESS),
         }
     });
     let code = result.unwrap_or_else(|error| {

@@ -20,10 +20,11 @@ import os
 import statistics
 import sys
 import time
-from typing import Any
 
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import PromptReference, ResourceTemplateReference
+
+from checks import Checks, dump, texts
 
 TOOLS = ["json_diff", "json_format", "json_pointer"]
 
@@ -254,46 +255,6 @@ COMPLETIONS = [
     (ResourceTemplateReference(type="ref/resource", uri="json-tools://examples/{name}"), "name", "", ["config", "package", "users"]),
     (ResourceTemplateReference(type="ref/resource", uri="json-tools://examples/{name}"), "name", "p", ["package"]),
 ]
-
-
-def same(got: Any, want: Any) -> bool:
-    """Equal as JSON values: numbers by value, never a boolean for a number, the rest exactly."""
-    if isinstance(want, bool) or isinstance(got, bool):
-        return type(got) is type(want) and got == want
-    if isinstance(want, (int, float)):
-        return isinstance(got, (int, float)) and got == want
-    if isinstance(want, list):
-        return isinstance(got, list) and len(got) == len(want) and all(map(same, got, want))
-    if isinstance(want, dict):
-        return isinstance(got, dict) and got.keys() == want.keys() and all(same(got[k], want[k]) for k in want)
-    return type(got) is type(want) and got == want
-
-
-class Checks:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed: list[str] = []
-
-    def equal(self, what: str, got: Any, want: Any) -> bool:
-        if same(got, want):
-            self.passed += 1
-            return True
-        self.failed.append(f"{what}: got {json.dumps(got, ensure_ascii=False)}, want {json.dumps(want, ensure_ascii=False)}")
-        return False
-
-    def true(self, what: str, condition: bool, detail: str) -> None:
-        if condition:
-            self.passed += 1
-        else:
-            self.failed.append(f"{what}: {detail}")
-
-
-def texts(result) -> list[str]:
-    return [c.text for c in result.content if c.type == "text"]
-
-
-def dump(model) -> dict:
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: dict[str, list[float]]) -> float:

@@ -16,9 +16,10 @@ import os
 import statistics
 import sys
 import time
-from typing import Any
 
 from mcp import Client, StdioServerParameters
+
+from checks import Checks, texts
 
 # Not `exports#init`: componentize-py's own hook, which every component it builds
 # exports (it pre-initializes the interpreter at build time); Warden skips it.
@@ -145,43 +146,6 @@ REFUSED = [
     ("convert", {"value": [1], "from-unit": "kg", "to-unit": "g"}, "value"),
     ("check-unit", {"symbol": "kg", "unit": "kg"}, "unit"),
 ]
-
-
-def same(got: Any, want: Any) -> bool:
-    """Equal as JSON values: numbers by value (JSON has no int/float distinction), but
-    never a boolean for a number, and lists, objects and strings exactly."""
-    if isinstance(want, bool) or isinstance(got, bool):
-        return type(got) is type(want) and got == want
-    if isinstance(want, (int, float)):
-        return isinstance(got, (int, float)) and got == want
-    if isinstance(want, list):
-        return isinstance(got, list) and len(got) == len(want) and all(map(same, got, want))
-    if isinstance(want, dict):
-        return isinstance(got, dict) and got.keys() == want.keys() and all(same(got[k], want[k]) for k in want)
-    return type(got) is type(want) and got == want
-
-
-class Checks:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed: list[str] = []
-
-    def equal(self, what: str, got: Any, want: Any) -> bool:
-        if same(got, want):
-            self.passed += 1
-            return True
-        self.failed.append(f"{what}: got {json.dumps(got, ensure_ascii=False)}, want {json.dumps(want, ensure_ascii=False)}")
-        return False
-
-    def true(self, what: str, condition: bool, detail: str) -> None:
-        if condition:
-            self.passed += 1
-        else:
-            self.failed.append(f"{what}: {detail}")
-
-
-def texts(result) -> list[str]:
-    return [c.text for c in result.content if c.type == "text"]
 
 
 async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: dict[str, list[float]]) -> float:

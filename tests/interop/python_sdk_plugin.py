@@ -19,10 +19,11 @@ import os
 import statistics
 import sys
 import time
-from typing import Any
 
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import PromptReference, ResourceTemplateReference
+
+from checks import Checks, dump, texts
 
 PLANETS = (
     "name,type,moons,radius_km\n"
@@ -323,52 +324,6 @@ COMPLETIONS = [
     (ResourceTemplateReference(type="ref/resource", uri="csv://samples/{name}"), "name", "e", ["elements"]),
     (ResourceTemplateReference(type="ref/resource", uri="csv://samples/{name}"), "name", "x", []),
 ]
-
-
-def same(got: Any, want: Any) -> bool:
-    """Equal as JSON values: numbers by value, never a boolean for a number."""
-    if isinstance(want, bool) or isinstance(got, bool):
-        return type(got) is type(want) and got == want
-    if isinstance(want, (int, float)):
-        return isinstance(got, (int, float)) and got == want
-    if isinstance(want, list):
-        return isinstance(got, list) and len(got) == len(want) and all(map(same, got, want))
-    if isinstance(want, dict):
-        return isinstance(got, dict) and got.keys() == want.keys() and all(same(got[k], want[k]) for k in want)
-    return type(got) is type(want) and got == want
-
-
-class Checks:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed: list[str] = []
-
-    def equal(self, what: str, got: Any, want: Any) -> bool:
-        if same(got, want):
-            self.passed += 1
-            return True
-        self.failed.append(
-            f"{what}:\n    got  {json.dumps(got, ensure_ascii=False)}\n    want {json.dumps(want, ensure_ascii=False)}"
-        )
-        return False
-
-    def true(self, what: str, condition: bool, detail: str) -> None:
-        if condition:
-            self.passed += 1
-        else:
-            self.failed.append(f"{what}: {detail}")
-
-
-def dump(model) -> Any:
-    """The model as JSON, without the 2026 wire's `resultType` (not what is checked here)."""
-    data = model.model_dump(by_alias=True, exclude_none=True, mode="json")
-    if isinstance(data, dict):
-        data.pop("resultType", None)
-    return data
-
-
-def texts(result) -> list[str]:
-    return [c.text for c in result.content if c.type == "text"]
 
 
 async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: dict[str, list[float]]) -> float:
