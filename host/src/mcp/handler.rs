@@ -186,10 +186,34 @@ impl Invocation<'_> {
             let _ = task.await;
         }
     }
+}
 
-    /// Records how the invocation ended, with what the sandbox refused.
-    fn finish(&self, outcome: Outcome, detail: Option<&str>, report: &CallReport) {
-        self.audit.record(outcome, detail, &report.denials);
+/// How one invocation ended: the answer for the client, and what its audit
+/// record says.
+struct Ended<T> {
+    answer: Result<T, McpError>,
+    outcome: Outcome,
+    /// A failure Warden (not the plugin) reported; by default, an error
+    /// answer's message.
+    detail: Option<String>,
+    timing: Option<audit::Timing>,
+    report: CallReport,
+}
+
+impl<T> Ended<T> {
+    /// A reply converted to the answer, or to an error and its outcome.
+    fn of(converted: Result<T, (Outcome, McpError)>, report: CallReport) -> Self {
+        let (answer, outcome) = match converted {
+            Ok(answer) => (Ok(answer), Outcome::Ok),
+            Err((outcome, error)) => (Err(error), outcome),
+        };
+        Self {
+            answer,
+            outcome,
+            detail: None,
+            timing: None,
+            report,
+        }
     }
 }
 
@@ -215,6 +239,32 @@ impl WardenServer {
         } else {
             self.session.log_level()
         }
+    }
+
+    /// Runs one plugin invocation — tool call, read, prompt get, completion —
+    /// for `context`: `body` gets the call's context and start time, runs the
+    /// plugin and converts its reply; then the call's progress and logs are
+    /// flushed to the client, and the invocation is audited.
+    async fn invoke<T>(
+        &self,
+        plugin: &Arc<str>,
+        context: &RequestContext<RoleServer>,
+        (kind, target, argument_bytes): (Kind, &str, usize),
+        body: impl AsyncFnOnce(CallContext, Instant) -> Ended<T>,
+    ) -> Result<T, McpError> {
+        let mut invocation = self.invocation(plugin, context, kind, target, argument_bytes);
+        let ended = body(invocation.call.clone(), invocation.audit.started).await;
+        // The sandbox (and its event sender) is gone: flush progress and logs
+        // before the response, never after it.
+        invocation.flush().await;
+        invocation.audit.timing = ended.timing;
+        let detail = match (&ended.detail, &ended.answer) {
+            (Some(detail), _) => Some(detail.as_str()),
+            (None, Err(error)) => Some(error.message.as_ref()),
+            (None, Ok(_)) => None,
+        };
+        invocation.audit.record(ended.outcome, detail, &ended.report.denials);
+        ended.answer
     }
 
     fn invocation(
@@ -444,48 +494,43 @@ impl ServerHandler for WardenServer {
             return Err(resource_not_found(&uri, None));
         };
         let limit = plugin.prepared.policy.limits.output;
-        let mut invocation = self.invocation(&plugin.name, &context, Kind::ResourceRead, &uri, uri.len());
-        let (reply, report) = plugin
-            .read_resource(&self.shared.runtime, &uri, invocation.call.clone())
-            .await;
-        invocation.flush().await;
-        let what = format!("a read of `{uri}`");
-        let converted = match reply {
-            Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
-            Ok(Err(types::Error::NotFound(why) | types::Error::InvalidArguments(why))) => {
-                match content::plugin_text(why, limit) {
-                    Ok(why) => Err((
-                        Outcome::ToolError,
-                        resource_not_found(&uri, Some(format!("no resource `{uri}`: {why}"))),
-                    )),
-                    Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
-                }
-            }
-            Ok(Err(types::Error::Failed(why))) => match content::plugin_text(why, limit) {
-                Ok(why) => Err((
-                    Outcome::ToolError,
-                    McpError::internal_error(
-                        format!("plugin `{}` could not read `{uri}`: {why}", plugin.name),
-                        Some(serde_json::json!({ "uri": uri })),
-                    ),
-                )),
-                Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
-            },
-            // A read that finds nothing is "not found", never empty contents.
-            Ok(Ok(contents)) if contents.is_empty() => Err((Outcome::ToolError, resource_not_found(&uri, None))),
-            Ok(Ok(contents)) => content::read_contents(contents, limit)
-                .map_err(|error| (error.outcome(), content_error(&error, plugin, &what))),
-        };
-        match converted {
-            Ok(contents) => {
-                invocation.finish(Outcome::Ok, None, &report);
-                Ok(cache_hints!(ReadResourceResult::new(contents), &context).into())
-            }
-            Err((outcome, error)) => {
-                invocation.finish(outcome, Some(&error.message), &report);
-                Err(error)
-            }
-        }
+        let invocation = (Kind::ResourceRead, uri.as_str(), uri.len());
+        let contents = self
+            .invoke(&plugin.name, &context, invocation, async |call, _| {
+                let (reply, report) = plugin.read_resource(&self.shared.runtime, &uri, call).await;
+                let what = format!("a read of `{uri}`");
+                let converted = match reply {
+                    Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
+                    Ok(Err(types::Error::NotFound(why) | types::Error::InvalidArguments(why))) => {
+                        match content::plugin_text(why, limit) {
+                            Ok(why) => Err((
+                                Outcome::ToolError,
+                                resource_not_found(&uri, Some(format!("no resource `{uri}`: {why}"))),
+                            )),
+                            Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
+                        }
+                    }
+                    Ok(Err(types::Error::Failed(why))) => match content::plugin_text(why, limit) {
+                        Ok(why) => Err((
+                            Outcome::ToolError,
+                            McpError::internal_error(
+                                format!("plugin `{}` could not read `{uri}`: {why}", plugin.name),
+                                Some(serde_json::json!({ "uri": uri })),
+                            ),
+                        )),
+                        Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
+                    },
+                    // A read that finds nothing is "not found", never empty contents.
+                    Ok(Ok(contents)) if contents.is_empty() => {
+                        Err((Outcome::ToolError, resource_not_found(&uri, None)))
+                    }
+                    Ok(Ok(contents)) => content::read_contents(contents, limit)
+                        .map_err(|error| (error.outcome(), content_error(&error, plugin, &what))),
+                };
+                Ended::of(converted, report)
+            })
+            .await?;
+        Ok(cache_hints!(ReadResourceResult::new(contents), &context).into())
     }
 
     async fn subscribe(
@@ -567,46 +612,44 @@ impl ServerHandler for WardenServer {
         let plugin = &entry.plugin;
         let limit = plugin.prepared.policy.limits.output;
         let argument_bytes = arguments.iter().map(|(name, value)| name.len() + value.len()).sum();
-        let mut invocation = self.invocation(&plugin.name, &context, Kind::PromptGet, &request.name, argument_bytes);
-        let (reply, report) = plugin
-            .get_prompt(&self.shared.runtime, &request.name, &arguments, invocation.call.clone())
-            .await;
-        invocation.flush().await;
-        let what = format!("prompt `{}`", request.name);
-        let converted = match reply {
-            Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
-            Ok(Err(types::Error::NotFound(why) | types::Error::InvalidArguments(why))) => {
-                match content::plugin_text(why, limit) {
-                    Ok(why) => Err((
-                        Outcome::ToolError,
-                        McpError::invalid_params(
-                            format!("{what}: {why}"),
-                            Some(serde_json::json!({ "name": request.name })),
-                        ),
-                    )),
-                    Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
-                }
-            }
-            Ok(Err(types::Error::Failed(why))) => match content::plugin_text(why, limit) {
-                Ok(why) => Err((
-                    Outcome::ToolError,
-                    McpError::internal_error(format!("plugin `{}` could not render {what}: {why}", plugin.name), None),
-                )),
-                Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
-            },
-            Ok(Ok(reply)) => content::prompt_result(reply, limit)
-                .map_err(|error| (error.outcome(), content_error(&error, plugin, &what))),
-        };
-        match converted {
-            Ok(result) => {
-                invocation.finish(Outcome::Ok, None, &report);
-                Ok(result.into())
-            }
-            Err((outcome, error)) => {
-                invocation.finish(outcome, Some(&error.message), &report);
-                Err(error)
-            }
-        }
+        let invocation = (Kind::PromptGet, request.name.as_str(), argument_bytes);
+        let result = self
+            .invoke(&plugin.name, &context, invocation, async |call, _| {
+                let (reply, report) = plugin
+                    .get_prompt(&self.shared.runtime, &request.name, &arguments, call)
+                    .await;
+                let what = format!("prompt `{}`", request.name);
+                let converted = match reply {
+                    Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
+                    Ok(Err(types::Error::NotFound(why) | types::Error::InvalidArguments(why))) => {
+                        match content::plugin_text(why, limit) {
+                            Ok(why) => Err((
+                                Outcome::ToolError,
+                                McpError::invalid_params(
+                                    format!("{what}: {why}"),
+                                    Some(serde_json::json!({ "name": request.name })),
+                                ),
+                            )),
+                            Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
+                        }
+                    }
+                    Ok(Err(types::Error::Failed(why))) => match content::plugin_text(why, limit) {
+                        Ok(why) => Err((
+                            Outcome::ToolError,
+                            McpError::internal_error(
+                                format!("plugin `{}` could not render {what}: {why}", plugin.name),
+                                None,
+                            ),
+                        )),
+                        Err(error) => Err((Outcome::OutputLimit, content_error(&error, plugin, &what))),
+                    },
+                    Ok(Ok(reply)) => content::prompt_result(reply, limit)
+                        .map_err(|error| (error.outcome(), content_error(&error, plugin, &what))),
+                };
+                Ended::of(converted, report)
+            })
+            .await?;
+        Ok(result.into())
     }
 
     async fn complete(
@@ -644,38 +687,37 @@ impl ServerHandler for WardenServer {
             _ => return Ok(CompleteResult::default()),
         };
         let argument_bytes = request.argument.name.len() + request.argument.value.len();
-        let mut invocation = self.invocation(&plugin.name, &context, Kind::Completion, target, argument_bytes);
-        let (reply, report) = plugin
-            .complete(
-                &self.shared.runtime,
-                &reference,
-                &request.argument.name,
-                &request.argument.value,
-                invocation.call.clone(),
-            )
-            .await;
-        invocation.flush().await;
-        let what = "`complete`";
-        let converted = reply
-            .map_err(|failure| (failure.outcome(), failure_error(&failure, plugin, what)))
-            .and_then(|values| {
-                content::completion_values(values, CompletionInfo::MAX_VALUES, plugin.prepared.policy.limits.output)
-                    .map_err(|error| (error.outcome(), content_error(&error, plugin, what)))
+        let invocation = (Kind::Completion, target.as_str(), argument_bytes);
+        let completion = self
+            .invoke(&plugin.name, &context, invocation, async |call, _| {
+                let (reply, report) = plugin
+                    .complete(
+                        &self.shared.runtime,
+                        &reference,
+                        &request.argument.name,
+                        &request.argument.value,
+                        call,
+                    )
+                    .await;
+                let what = "`complete`";
+                let converted = reply
+                    .map_err(|failure| (failure.outcome(), failure_error(&failure, plugin, what)))
+                    .and_then(|values| {
+                        content::completion_values(
+                            values,
+                            CompletionInfo::MAX_VALUES,
+                            plugin.prepared.policy.limits.output,
+                        )
+                        .map_err(|error| (error.outcome(), content_error(&error, plugin, what)))
+                    })
+                    .and_then(|(values, total, has_more)| {
+                        CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more)
+                            .map_err(|e| (Outcome::ToolError, McpError::internal_error(e, None)))
+                    });
+                Ended::of(converted, report)
             })
-            .and_then(|(values, total, has_more)| {
-                CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more)
-                    .map_err(|e| (Outcome::ToolError, McpError::internal_error(e, None)))
-            });
-        match converted {
-            Ok(completion) => {
-                invocation.finish(Outcome::Ok, None, &report);
-                Ok(CompleteResult::new(completion))
-            }
-            Err((outcome, error)) => {
-                invocation.finish(outcome, Some(&error.message), &report);
-                Err(error)
-            }
-        }
+            .await?;
+        Ok(CompleteResult::new(completion))
     }
 
     async fn call_tool(
@@ -696,36 +738,37 @@ impl ServerHandler for WardenServer {
         let decl = entry.decl();
         let plugin = &entry.plugin;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let mut invocation = self.invocation(
-            &plugin.name,
-            &context,
-            Kind::ToolCall,
-            &request.name,
-            arguments.to_string().len(),
-        );
-        let call = tool_call::run(
-            &self.shared.runtime,
-            plugin,
-            decl,
-            &request.name,
-            &arguments,
-            invocation.call.clone(),
-            invocation.audit.started,
-        )
-        .await;
-        // The sandbox (and its event sender) is gone: flush progress and logs
-        // before the response, never after it.
-        invocation.flush().await;
-        if call.outcome != Outcome::Rejected {
-            invocation.audit.timing = Some(audit::Timing {
-                validate_us: audit::micros(call.validated),
-                setup_us: audit::micros(call.report.setup),
-                instantiate_us: audit::micros(call.report.instantiate),
-                guest_us: audit::micros(call.report.run),
-                convert_us: audit::micros(call.converted),
-            });
-        }
-        invocation.finish(call.outcome, call.detail.as_deref(), &call.report);
-        Ok(call.result.into())
+        let invocation = (Kind::ToolCall, request.name.as_ref(), arguments.to_string().len());
+        let result = self
+            .invoke(&plugin.name, &context, invocation, async |call, started| {
+                let call = tool_call::run(
+                    &self.shared.runtime,
+                    plugin,
+                    decl,
+                    &request.name,
+                    &arguments,
+                    call,
+                    started,
+                )
+                .await;
+                // A rejected call never reached a sandbox: it has no timings.
+                let timing = (call.outcome != Outcome::Rejected).then(|| audit::Timing {
+                    validate_us: audit::micros(call.validated),
+                    setup_us: audit::micros(call.report.setup),
+                    instantiate_us: audit::micros(call.report.instantiate),
+                    guest_us: audit::micros(call.report.run),
+                    convert_us: audit::micros(call.converted),
+                });
+                // A tool's failure is a result (`isError`), never a JSON-RPC error.
+                Ended {
+                    answer: Ok(call.result),
+                    outcome: call.outcome,
+                    detail: call.detail,
+                    timing,
+                    report: call.report,
+                }
+            })
+            .await?;
+        Ok(result.into())
     }
 }

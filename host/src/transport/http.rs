@@ -276,9 +276,16 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return response;
     };
+    let ends_session = request.method() == axum::http::Method::DELETE;
     let (response, refused) = sessions::refusing(next.run(request)).await;
     if refused {
         return sessions_full(&gate);
+    }
+    // rmcp answers a session's end with 202 Accepted; the official clients
+    // expect 200 or 204 (the Python SDK logs every 202 as a failed
+    // termination), and nothing is pending once the session is gone.
+    if ends_session && response.status() == StatusCode::ACCEPTED {
+        return StatusCode::NO_CONTENT.into_response();
     }
     response.map(|body| {
         Body::new(PermitBody {
