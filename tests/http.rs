@@ -455,3 +455,55 @@ async fn resources_prompts_and_logs_over_http() {
         client.cancel().await.unwrap();
     }
 }
+
+/// SEP-2243: `greet` of the fixtures plugin marks `name` with `"x-mcp-header": "Name"`, so a
+/// 2026-07-28 `tools/call` must carry `Mcp-Param-Name` agreeing with the body (as is, or as
+/// `=?base64?…?=`). A missing, different or malformed header is refused with HTTP 400 and
+/// -32020 before any plugin runs.
+#[tokio::test]
+async fn mcp_param_headers_must_agree_with_the_body() {
+    let dir = PluginDir::with(&["conformance"]);
+    let warden = HttpWarden::start(dir.path(), &[]).await;
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+    "name": "greet", "arguments": {"name": "Hello"},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }}})
+    .to_string();
+    let send = async |header: Option<&str>| {
+        let mut request = raw_post(&warden.url)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "greet");
+        if let Some(value) = header {
+            request = request.header("mcp-param-name", value);
+        }
+        let response = request.body(body.clone()).send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let message = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .chain(std::iter::once(text.as_str()))
+            .find_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+            .unwrap_or_else(|| panic!("no JSON-RPC message in {text}"));
+        (status, message)
+    };
+    for accepted in ["Hello", "=?base64?SGVsbG8=?="] {
+        let (status, message) = send(Some(accepted)).await;
+        assert_eq!(status, 200, "{accepted}: {message}");
+        assert_eq!(message["result"]["content"][0]["text"], "Hello, Hello!", "{accepted}");
+    }
+    for refused in [
+        None,
+        Some("Goodbye"),
+        Some("=?base64?SGVsbG8?="),
+        Some("=?base64?SGVs!!!bG8=?="),
+    ] {
+        let (status, message) = send(refused).await;
+        assert_eq!(status, 400, "{refused:?}: {message}");
+        assert_eq!(message["error"]["code"], -32020, "{refused:?}: {message}");
+    }
+}

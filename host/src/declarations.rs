@@ -10,6 +10,7 @@ use rmcp::model::{JsonObject, Prompt, PromptArgument, Resource, ResourceTemplate
 use serde_json::Value;
 
 use crate::naming;
+use crate::param_headers;
 use crate::runtime::bindings::types;
 use crate::schema_budget::{self, SchemaCost};
 use crate::schema_validation::CompiledSchema;
@@ -75,6 +76,7 @@ fn tool_decl(tool: types::Tool) -> Result<(ToolDecl, SchemaCost)> {
         bail!("field `description` is empty; clients and models need to know what the tool does");
     }
     let (input_schema, input, mut cost) = schema(&tool.input_schema).context("field `input-schema`")?;
+    param_headers::check(&input_schema).context("field `input-schema`")?;
     let (output_schema, output) = match &tool.output_schema {
         Some(text) => {
             let (schema, validator, output_cost) = schema(text).context("field `output-schema`")?;

@@ -25,6 +25,7 @@ pub mod loader;
 pub mod manifest;
 pub mod mcp;
 pub mod naming;
+pub mod param_headers;
 pub mod pinned;
 pub mod plain;
 pub mod plugin;

@@ -8,7 +8,7 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig,
-    SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter,
+    SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter, Tool,
     UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 // Deprecated in rmcp with all of logging (SEP-2577), but part of the
@@ -353,6 +353,13 @@ impl ServerHandler for WardenServer {
                 "Tools here run in sandboxed WebAssembly plugins with only the access the operator granted. \
                  A result with isError explains what went wrong; fix the arguments and retry when it says so.",
             )
+    }
+
+    /// The tool's declaration, for rmcp's HTTP service: it checks a
+    /// `tools/call`'s `Mcp-Param-*` headers against the body for the
+    /// properties marked `x-mcp-header` (SEP-2243).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        Some(self.shared.catalog.snapshot().tool(name)?.decl().tool.clone())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -137,6 +137,18 @@ impl Guest for Conformance {
                 no_arguments(),
             ));
         }
+        // SEP-2243: `name` also travels as the `Mcp-Param-Name` header on the 2026 wire, and
+        // `http-custom-header-server-validation` checks that Warden holds the two to agreement.
+        tools.push(tool(
+            "greet",
+            "Greets someone by name; the name is also sent as the Mcp-Param-Name header.",
+            json!({
+                "type": "object",
+                "properties": { "name": { "type": "string", "x-mcp-header": "Name" } },
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        ));
         tools.push(tool(
             "json_schema_2020_12_tool",
             "Echoes its arguments; its input schema uses JSON Schema 2020-12 with $defs and $ref.",
@@ -205,6 +217,12 @@ impl Guest for Conformance {
             // send one, so a plain result is the conforming answer.
             "test_streaming_elicitation" => result(vec![text("Streaming elicitation test completed")]),
             "json_schema_2020_12_tool" => result(vec![Content::Text(format!("Received arguments: {arguments}"))]),
+            "greet" => {
+                let arguments: Value =
+                    serde_json::from_str(&arguments).map_err(|e| Error::InvalidArguments(e.to_string()))?;
+                let name = arguments["name"].as_str().unwrap_or_default();
+                result(vec![text(&format!("Hello, {name}!"))])
+            }
             _ => return Err(Error::NotFound(name)),
         })
     }
