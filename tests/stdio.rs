@@ -207,7 +207,7 @@ async fn broken_and_malformed_plugins_are_skipped_and_the_rest_serve() {
             ("bad-schema.wasm", "must be a JSON Schema object, found an array"),
             ("dup-tools.wasm", "tool \"twice\" is declared twice"),
             ("load-trap.wasm", "crashed while running `list-tools`"),
-            ("future-abi.wasm", "warden:plugin/tools@0.2.0"),
+            ("future-abi.wasm", "warden:plugin/tools@9.0.0"),
             ("garbage.wasm", "not a WebAssembly file"),
             ("half-written.wasm", "cannot compile the component"),
             ("core-module.wasm", "core WebAssembly module, not a component"),

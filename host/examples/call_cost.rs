@@ -38,7 +38,13 @@ async fn main() -> anyhow::Result<()> {
     for i in 0..calls + calls / 10 {
         let started = Instant::now();
         let (result, report) = plugin
-            .call_tool(&runtime, tool, &arguments, CallContext::detached(plugin.name.clone()))
+            .call_tool(
+                &runtime,
+                tool,
+                &arguments,
+                None,
+                CallContext::detached(plugin.name.clone()),
+            )
             .await;
         let elapsed = started.elapsed();
         assert!(matches!(result, Ok(Ok(_))), "the call failed: {result:?}");

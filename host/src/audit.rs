@@ -28,6 +28,9 @@ pub enum Outcome {
     Cancelled,
     Unavailable,
     Rejected,
+    /// The plugin asked for input first; the client answers and calls again
+    /// (2026-07-28 wire).
+    InputRequired,
 }
 
 /// What a plugin was asked to do.

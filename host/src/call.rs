@@ -13,9 +13,11 @@ use crate::audit::Outcome;
 use crate::check::plugin_source;
 use crate::cli::CallArgs;
 use crate::loader::Loader;
+use crate::mcp::interaction::{self, Asker, Retry, Wire};
 use crate::mcp::tool_call;
-use crate::runtime::{CallContext, Runtime};
+use crate::runtime::{Asks, CallContext, Runtime};
 use crate::serve::open_cache;
+use rmcp::model::CallToolResponse;
 
 /// Exit codes: 0 a result, 1 an `isError` result, 2 nothing ran (the plugin
 /// cannot be loaded, no such tool, or malformed arguments).
@@ -54,6 +56,20 @@ pub async fn run(args: &CallArgs) -> Result<ExitCode> {
             }
         )));
     };
+    // No client: whatever the plugin asks for is answered `refused`.
+    let codec = interaction::process_codec()?;
+    let asker = Asker {
+        wire: Wire::Detached,
+        client: Asks::default(),
+        grant: &plugin.prepared.policy.grants.interaction,
+        codec: &codec,
+        cancel: Default::default(),
+        timeout: plugin.prepared.policy.limits.timeout,
+    };
+    let retry = Retry {
+        responses: None,
+        state: None,
+    };
     let call = tool_call::run(
         loader.runtime(),
         &plugin,
@@ -62,12 +78,19 @@ pub async fn run(args: &CallArgs) -> Result<ExitCode> {
         &arguments,
         CallContext::detached(plugin.name.clone()),
         Instant::now(),
+        &asker,
+        retry,
     )
     .await;
-    println!("{}", serde_json::to_string_pretty(&call.result)?);
+    let result = match call.result {
+        Ok(CallToolResponse::Complete(result)) => result,
+        Ok(_) => return Ok(unusable("the plugin asked for input, and there is no client to ask")),
+        Err(error) => return Ok(unusable(&error.message)),
+    };
+    println!("{}", serde_json::to_string_pretty(&result)?);
     Ok(ExitCode::from(match call.outcome {
         Outcome::Rejected => UNUSABLE,
-        _ if call.result.is_error == Some(true) => TOOL_ERROR,
+        _ if result.is_error == Some(true) => TOOL_ERROR,
         _ => 0,
     }))
 }

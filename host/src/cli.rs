@@ -231,6 +231,13 @@ pub struct ServeArgs {
     /// On SIGTERM or Ctrl-C, how long calls in flight may take to finish.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub shutdown_grace: std::time::Duration,
+
+    /// A file holding the key (at least 32 bytes) that signs the `requestState`
+    /// of 2026-07-28 input-required results. Give every replica behind one load
+    /// balancer the same file, so any of them continues a call [default: a key
+    /// of this process's own].
+    #[arg(long, value_name = "FILE")]
+    pub state_key_file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

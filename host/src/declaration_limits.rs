@@ -104,7 +104,7 @@ fn declared_bytes(declared: &Declared) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::bindings::types;
+    use crate::runtime::contract::types;
 
     fn resource(uri: String) -> types::ResourceInfo {
         types::ResourceInfo {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::naming;
 use crate::param_headers;
-use crate::runtime::bindings::types;
+use crate::runtime::contract::types;
 use crate::schema_budget::{self, SchemaCost};
 use crate::schema_validation::CompiledSchema;
 use crate::uri_template::UriTemplate;

@@ -37,6 +37,7 @@ pub async fn run(args: DevArgs) -> Result<()> {
         cache: args.cache.clone(),
         audit_log: args.audit_log.clone(),
         subscriptions: Default::default(),
+        state_key: None,
     })
     .await?;
 

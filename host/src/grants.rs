@@ -22,6 +22,39 @@ pub struct Grants {
     pub env: Vec<(String, String)>,
     /// What `wasi:config/store` answers: the manifest's `[config]`.
     pub config: Vec<(String, String)>,
+    /// What the plugin may ask of the client (contract 0.2.0): `[interaction]`.
+    pub interaction: InteractionGrant,
+}
+
+/// `[interaction]`: whether a plugin may ask the user (elicitation), the
+/// client's model (sampling) or the client's roots, and how much. Nothing by
+/// default: a request that is not granted reaches the plugin as `refused`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InteractionGrant {
+    pub elicit: bool,
+    pub sample: bool,
+    pub roots: bool,
+    /// The most tokens one sampling request may ask for; larger requests are capped.
+    pub max_tokens: u32,
+    /// The most times one call may answer `input-required`.
+    pub max_rounds: u32,
+}
+
+/// `[interaction] max-tokens` when not set.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+/// `[interaction] max-rounds` when not set.
+pub const DEFAULT_MAX_ROUNDS: u32 = 4;
+
+impl Default for InteractionGrant {
+    fn default() -> Self {
+        Self {
+            elicit: false,
+            sample: false,
+            roots: false,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            max_rounds: DEFAULT_MAX_ROUNDS,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,13 +19,13 @@ use crate::naming;
 use crate::pinned::canonical_as_far_as_exists;
 use crate::plain::{self, PlainExports, Skipped};
 use crate::plugin::{Declared, Exports, Plugin};
-use crate::runtime::bindings::{completions, prompts, resources, tools};
+use crate::runtime::contract;
 use crate::runtime::mounts::PinnedMounts;
 use crate::runtime::{self, CallContext, Policy, Prepared, Runtime};
 use crate::{declaration_limits, declarations};
 
-/// The contract version this host serves.
-pub const CONTRACT: &str = "warden:plugin@0.1.0";
+/// The contract, as messages name it (every served version: see `contract::VERSIONS`).
+const CONTRACT: &str = "warden:plugin";
 
 /// Where one plugin lives on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,13 +284,8 @@ impl Loader {
                 runtime::PROVIDED_IMPORTS_HELP
             )
         })?;
-        let (exports, plain) = if exports_contract(runtime, &component) {
-            let exports = Exports {
-                tools: tools::GuestIndices::new(&pre).ok(),
-                resources: resources::GuestIndices::new(&pre).ok(),
-                prompts: prompts::GuestIndices::new(&pre).ok(),
-                completions: completions::GuestIndices::new(&pre).ok(),
-            };
+        let (exports, plain) = if let Some(version) = contract_version(runtime, &component) {
+            let exports = Exports::resolve(version, &pre);
             if exports.names().is_empty() {
                 bail!("{}", describe_foreign_exports(runtime, &component));
             }
@@ -392,28 +387,46 @@ fn check_contract_version(runtime: &Runtime, component: &wasmtime::component::Co
         .chain(ty.exports(engine).map(|(name, _)| name.to_string()))
         .filter(|name| name.starts_with("warden:plugin/"))
         .collect();
+    let version_of = |name: &str| name.rsplit_once('@').map(|(_, version)| version.to_string());
     let foreign: Vec<&str> = names
         .iter()
         .map(String::as_str)
-        .filter(|name| !name.ends_with(&CONTRACT["warden:plugin".len()..]))
+        .filter(|name| !version_of(name).is_some_and(|v| contract::VERSIONS.contains(&v.as_str())))
         .collect();
+    let served = contract::VERSIONS.map(|v| format!("warden:plugin@{v}")).join(" and ");
     if !foreign.is_empty() {
         bail!(
-            "it was built against another contract version (it uses {}); this Warden serves {CONTRACT} — \
+            "it was built against another contract version (it uses {}); this Warden serves {served} — \
              rebuild the plugin against the `wit/` folder of this release",
             foreign.join(", ")
+        );
+    }
+    let mut versions: Vec<String> = names.iter().filter_map(|name| version_of(name)).collect();
+    versions.sort();
+    versions.dedup();
+    if versions.len() > 1 {
+        bail!(
+            "it mixes contract versions ({}): a plugin is built against one of {served}",
+            versions.join(", ")
         );
     }
     Ok(())
 }
 
-/// Whether the component speaks the contract: it exports any of its
-/// interfaces. Any other component is served as a plain component.
-fn exports_contract(runtime: &Runtime, component: &Component) -> bool {
-    component
+/// The contract version the component speaks, when it exports any of the
+/// contract's interfaces (`check_contract_version` has made sure it speaks
+/// one served version only). Any other component is a plain component.
+fn contract_version(runtime: &Runtime, component: &Component) -> Option<&'static str> {
+    let exported: Vec<String> = component
         .component_type()
         .exports(runtime.engine())
-        .any(|(name, _)| name.starts_with("warden:plugin/"))
+        .map(|(name, _)| name.to_string())
+        .filter(|name| name.starts_with("warden:plugin/"))
+        .collect();
+    let first = exported.first()?;
+    contract::VERSIONS
+        .into_iter()
+        .find(|version| first.ends_with(&format!("@{version}")))
 }
 
 /// Refuses a component that imports what Warden does not provide, naming

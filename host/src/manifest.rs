@@ -13,7 +13,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::grants::{Access, DEFAULT_MAX_RESPONSE, Grants, HttpGrant, HttpRule, Mount, SocketGrant};
+use crate::grants::{
+    Access, DEFAULT_MAX_RESPONSE, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, Grants, HttpGrant, HttpRule,
+    InteractionGrant, Mount, SocketGrant,
+};
 
 /// Per-plugin limits, with the defaults a bare component gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,6 +87,23 @@ struct RawManifest {
     /// Settings a component reads through `wasi:config/store`.
     #[serde(default)]
     config: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    interaction: RawInteraction,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawInteraction {
+    #[serde(default)]
+    elicit: bool,
+    #[serde(default)]
+    sample: bool,
+    #[serde(default)]
+    roots: bool,
+    #[serde(rename = "max-tokens")]
+    max_tokens: Option<u32>,
+    #[serde(rename = "max-rounds")]
+    max_rounds: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -213,6 +233,7 @@ impl Manifest {
             },
             env: environment(raw.environment)?,
             config: config(raw.config)?,
+            interaction: interaction(raw.interaction)?,
         };
         Ok(Self {
             name: raw.plugin.name,
@@ -298,6 +319,28 @@ fn environment(raw: RawEnvironment) -> Result<Vec<(String, String)>> {
     }
     Ok(env)
 }
+
+/// `[interaction]`: what a plugin may ask of the client, with its caps.
+fn interaction(raw: RawInteraction) -> Result<InteractionGrant> {
+    let max_tokens = raw.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    if max_tokens == 0 {
+        bail!("`interaction.max-tokens` must be at least 1 (leave `sample` out to grant no sampling)");
+    }
+    let max_rounds = raw.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS);
+    if !(1..=MAX_ROUNDS).contains(&max_rounds) {
+        bail!("`interaction.max-rounds` must be 1 to {MAX_ROUNDS}");
+    }
+    Ok(InteractionGrant {
+        elicit: raw.elicit,
+        sample: raw.sample,
+        roots: raw.roots,
+        max_tokens,
+        max_rounds,
+    })
+}
+
+/// The most `input-required` rounds any manifest may allow one call.
+const MAX_ROUNDS: u32 = 32;
 
 /// `[config]`: string values only, since that is all `wasi:config/store` returns.
 fn config(raw: BTreeMap<String, toml::Value>) -> Result<Vec<(String, String)>> {

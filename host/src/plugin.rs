@@ -9,19 +9,45 @@ use wasmtime::component::Component;
 use crate::cache::CodeOrigin;
 use crate::declarations::{PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::plain::{self, PlainExports};
-use crate::runtime::bindings::{completions, prompts, resources, tools, types};
+use crate::runtime::contract::{types, v0_1_0 as v1, v0_2_0 as v2};
 use crate::runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
 
-/// Which interfaces of the contract the component exports, resolved once.
+/// Which interfaces of the contract the component exports, through the
+/// adapter of the contract version it was built against; resolved once.
 #[derive(Default)]
 pub struct Exports {
-    pub tools: Option<tools::GuestIndices>,
-    pub resources: Option<resources::GuestIndices>,
-    pub prompts: Option<prompts::GuestIndices>,
-    pub completions: Option<completions::GuestIndices>,
+    pub tools: Option<Versioned<v1::tools::GuestIndices, v2::tools::GuestIndices>>,
+    pub resources: Option<Versioned<v1::resources::GuestIndices, v2::resources::GuestIndices>>,
+    pub prompts: Option<Versioned<v1::prompts::GuestIndices, v2::prompts::GuestIndices>>,
+    pub completions: Option<Versioned<v1::completions::GuestIndices, v2::completions::GuestIndices>>,
+}
+
+/// One export, as the contract version the plugin speaks has it.
+pub enum Versioned<V1, V2> {
+    V0_1(V1),
+    V0_2(V2),
 }
 
 impl Exports {
+    /// Resolves the exports of a component built against `version`.
+    pub fn resolve(version: &str, pre: &wasmtime::component::InstancePre<crate::runtime::Sandbox>) -> Self {
+        if version == v2::VERSION {
+            Self {
+                tools: v2::tools::GuestIndices::new(pre).ok().map(Versioned::V0_2),
+                resources: v2::resources::GuestIndices::new(pre).ok().map(Versioned::V0_2),
+                prompts: v2::prompts::GuestIndices::new(pre).ok().map(Versioned::V0_2),
+                completions: v2::completions::GuestIndices::new(pre).ok().map(Versioned::V0_2),
+            }
+        } else {
+            Self {
+                tools: v1::tools::GuestIndices::new(pre).ok().map(Versioned::V0_1),
+                resources: v1::resources::GuestIndices::new(pre).ok().map(Versioned::V0_1),
+                prompts: v1::prompts::GuestIndices::new(pre).ok().map(Versioned::V0_1),
+                completions: v1::completions::GuestIndices::new(pre).ok().map(Versioned::V0_1),
+            }
+        }
+    }
+
     pub fn names(&self) -> Vec<&'static str> {
         let mut names = Vec::new();
         if self.tools.is_some() {
@@ -37,6 +63,19 @@ impl Exports {
             names.push("completions");
         }
         names
+    }
+
+    /// The contract version the exports speak (`None` for a plain component).
+    pub fn version(&self) -> Option<&'static str> {
+        let of = |v1: bool| if v1 { v1::VERSION } else { v2::VERSION };
+        match (&self.tools, &self.resources, &self.prompts, &self.completions) {
+            (Some(Versioned::V0_1(_)), ..)
+            | (_, Some(Versioned::V0_1(_)), ..)
+            | (_, _, Some(Versioned::V0_1(_)), _)
+            | (.., Some(Versioned::V0_1(_))) => Some(of(true)),
+            (None, None, None, None) => None,
+            _ => Some(of(false)),
+        }
     }
 }
 
@@ -84,10 +123,53 @@ pub fn manifest_name(component: &std::path::Path, manifest: Option<&std::path::P
     }
 }
 
-pub type ToolReply = Result<types::CallResult, types::Error>;
-pub type ReadReply = Result<Vec<types::ResourceContents>, types::Error>;
-pub type PromptReply = Result<types::PromptResult, types::Error>;
-pub use completions::Reference as CompletionRef;
+/// A plugin's answer to one round of a call: done, or "I need input first"
+/// (contract 0.2.0 and later).
+#[derive(Debug)]
+pub enum Reply<T> {
+    Done(T),
+    InputRequired(types::InputRequired),
+}
+
+impl From<types::ToolReply> for Reply<types::CallResult> {
+    fn from(reply: types::ToolReply) -> Self {
+        match reply {
+            types::ToolReply::Done(result) => Reply::Done(result),
+            types::ToolReply::InputRequired(asked) => Reply::InputRequired(asked),
+        }
+    }
+}
+
+impl From<types::ReadReply> for Reply<Vec<types::ResourceContents>> {
+    fn from(reply: types::ReadReply) -> Self {
+        match reply {
+            types::ReadReply::Done(contents) => Reply::Done(contents),
+            types::ReadReply::InputRequired(asked) => Reply::InputRequired(asked),
+        }
+    }
+}
+
+impl From<types::PromptReply> for Reply<types::PromptResult> {
+    fn from(reply: types::PromptReply) -> Self {
+        match reply {
+            types::PromptReply::Done(result) => Reply::Done(result),
+            types::PromptReply::InputRequired(asked) => Reply::InputRequired(asked),
+        }
+    }
+}
+
+pub type ToolReply = Result<Reply<types::CallResult>, types::Error>;
+pub type ReadReply = Result<Reply<Vec<types::ResourceContents>>, types::Error>;
+pub type PromptReply = Result<Reply<types::PromptResult>, types::Error>;
+pub type CompletionRef = v2::completions::Reference;
+
+/// The same reference, as 0.1.0 spells it.
+fn completion_ref_v1(reference: &CompletionRef) -> v1::completions::Reference {
+    match reference {
+        CompletionRef::Prompt(name) => v1::completions::Reference::Prompt(name.clone()),
+        CompletionRef::ResourceTemplate(uri) => v1::completions::Reference::ResourceTemplate(uri.clone()),
+    }
+}
 
 impl Plugin {
     pub fn manifest_name(&self) -> String {
@@ -100,6 +182,7 @@ impl Plugin {
         runtime: &Runtime,
         tool: &str,
         arguments: &serde_json::Value,
+        input: Option<&types::InputAnswers>,
         call: CallContext,
     ) -> (Result<ToolReply, CallFailure>, CallReport) {
         if let Some(plain) = &self.plain {
@@ -113,9 +196,17 @@ impl Plugin {
             .as_ref()
             .expect("a plugin with tools exports the tools interface");
         runtime
-            .invoke(&self.prepared, call, async |store, instance| {
-                let guest = indices.load(&mut *store, &instance)?;
-                guest.call_call_tool(&mut *store, &tool, &arguments).await
+            .invoke(&self.prepared, call, async |store, instance| match indices {
+                Versioned::V0_1(indices) => {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    let reply = guest.call_call_tool(&mut *store, &tool, &arguments).await?;
+                    Ok(reply.map(Reply::Done))
+                }
+                Versioned::V0_2(indices) => {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    let reply = guest.call_call_tool(&mut *store, &tool, &arguments, input).await?;
+                    Ok(reply.map(Reply::from))
+                }
             })
             .await
     }
@@ -161,7 +252,10 @@ impl Plugin {
                 Ok(results.pop())
             })
             .await;
-        (returned.map(|value| plain::reply(function, value)), report)
+        (
+            returned.map(|value| plain::reply(function, value).map(Reply::Done)),
+            report,
+        )
     }
 
     /// Reads one resource in a fresh sandbox. Only called for a plugin that
@@ -170,6 +264,7 @@ impl Plugin {
         &self,
         runtime: &Runtime,
         uri: &str,
+        input: Option<&types::InputAnswers>,
         call: CallContext,
     ) -> (Result<ReadReply, CallFailure>, CallReport) {
         let Some(indices) = self.exports.resources.as_ref() else {
@@ -179,9 +274,16 @@ impl Plugin {
             );
         };
         runtime
-            .invoke(&self.prepared, call, async |store, instance| {
-                let guest = indices.load(&mut *store, &instance)?;
-                guest.call_read_resource(&mut *store, uri).await
+            .invoke(&self.prepared, call, async |store, instance| match indices {
+                Versioned::V0_1(indices) => {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    Ok(guest.call_read_resource(&mut *store, uri).await?.map(Reply::Done))
+                }
+                Versioned::V0_2(indices) => {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    let reply = guest.call_read_resource(&mut *store, uri, input).await?;
+                    Ok(reply.map(Reply::from))
+                }
             })
             .await
     }
@@ -192,6 +294,7 @@ impl Plugin {
         runtime: &Runtime,
         name: &str,
         arguments: &[(String, String)],
+        input: Option<&types::InputAnswers>,
         call: CallContext,
     ) -> (Result<PromptReply, CallFailure>, CallReport) {
         let Some(indices) = self.exports.prompts.as_ref() else {
@@ -201,9 +304,19 @@ impl Plugin {
             );
         };
         runtime
-            .invoke(&self.prepared, call, async |store, instance| {
-                let guest = indices.load(&mut *store, &instance)?;
-                guest.call_get_prompt(&mut *store, name, arguments).await
+            .invoke(&self.prepared, call, async |store, instance| match indices {
+                Versioned::V0_1(indices) => {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    Ok(guest
+                        .call_get_prompt(&mut *store, name, arguments)
+                        .await?
+                        .map(Reply::Done))
+                }
+                Versioned::V0_2(indices) => {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    let reply = guest.call_get_prompt(&mut *store, name, arguments, input).await?;
+                    Ok(reply.map(Reply::from))
+                }
             })
             .await
     }
@@ -221,9 +334,17 @@ impl Plugin {
             return (Ok(Vec::new()), CallReport::default());
         };
         runtime
-            .invoke(&self.prepared, call, async |store, instance| {
-                let guest = indices.load(&mut *store, &instance)?;
-                guest.call_complete(&mut *store, reference, argument, value).await
+            .invoke(&self.prepared, call, async |store, instance| match indices {
+                Versioned::V0_1(indices) => {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    guest
+                        .call_complete(&mut *store, &completion_ref_v1(reference), argument, value)
+                        .await
+                }
+                Versioned::V0_2(indices) => {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    guest.call_complete(&mut *store, reference, argument, value).await
+                }
             })
             .await
     }
@@ -239,25 +360,52 @@ impl Plugin {
         let result = runtime
             .invoke(prepared, call, async |store, instance| {
                 let mut declared = Declared::default();
-                if let Some(indices) = &exports.tools {
-                    declared.tools = indices
-                        .load(&mut *store, &instance)?
-                        .call_list_tools(&mut *store)
-                        .await?;
+                match &exports.tools {
+                    Some(Versioned::V0_1(indices)) => {
+                        declared.tools = indices
+                            .load(&mut *store, &instance)?
+                            .call_list_tools(&mut *store)
+                            .await?;
+                    }
+                    Some(Versioned::V0_2(indices)) => {
+                        declared.tools = indices
+                            .load(&mut *store, &instance)?
+                            .call_list_tools(&mut *store)
+                            .await?;
+                    }
+                    None => {}
                 }
-                if let Some(indices) = &exports.resources {
-                    step = "`list-resources`";
-                    let guest = indices.load(&mut *store, &instance)?;
-                    declared.resources = guest.call_list_resources(&mut *store).await?;
-                    step = "`list-resource-templates`";
-                    declared.templates = guest.call_list_resource_templates(&mut *store).await?;
+                step = "`list-resources`";
+                match &exports.resources {
+                    Some(Versioned::V0_1(indices)) => {
+                        let guest = indices.load(&mut *store, &instance)?;
+                        declared.resources = guest.call_list_resources(&mut *store).await?;
+                        step = "`list-resource-templates`";
+                        declared.templates = guest.call_list_resource_templates(&mut *store).await?;
+                    }
+                    Some(Versioned::V0_2(indices)) => {
+                        let guest = indices.load(&mut *store, &instance)?;
+                        declared.resources = guest.call_list_resources(&mut *store).await?;
+                        step = "`list-resource-templates`";
+                        declared.templates = guest.call_list_resource_templates(&mut *store).await?;
+                    }
+                    None => {}
                 }
-                if let Some(indices) = &exports.prompts {
-                    step = "`list-prompts`";
-                    declared.prompts = indices
-                        .load(&mut *store, &instance)?
-                        .call_list_prompts(&mut *store)
-                        .await?;
+                step = "`list-prompts`";
+                match &exports.prompts {
+                    Some(Versioned::V0_1(indices)) => {
+                        declared.prompts = indices
+                            .load(&mut *store, &instance)?
+                            .call_list_prompts(&mut *store)
+                            .await?;
+                    }
+                    Some(Versioned::V0_2(indices)) => {
+                        declared.prompts = indices
+                            .load(&mut *store, &instance)?
+                            .call_list_prompts(&mut *store)
+                            .await?;
+                    }
+                    None => {}
                 }
                 Ok(declared)
             })

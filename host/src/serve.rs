@@ -39,6 +39,9 @@ pub struct HostConfig {
     pub cache: CacheArgs,
     pub audit_log: Option<PathBuf>,
     pub subscriptions: SubscriptionLimits,
+    /// The key that seals 2026-07-28 `requestState`s; a key of this
+    /// process's own when `None`.
+    pub state_key: Option<PathBuf>,
 }
 
 impl Host {
@@ -100,6 +103,23 @@ impl Host {
             tokio::spawn(reconciler.run(batches));
             watcher
         });
+        let state_codec = match &config.state_key {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read the request-state key {}", path.display()))?;
+                let key = text.trim().as_bytes().to_vec();
+                if key.len() < 32 {
+                    anyhow::bail!(
+                        "the request-state key {} holds {} bytes; use at least 32 (e.g. `head -c 32 /dev/urandom | base64 > {}`)",
+                        path.display(),
+                        key.len(),
+                        path.display()
+                    );
+                }
+                crate::mcp::interaction::codec_with_key(key)?
+            }
+            None => crate::mcp::interaction::process_codec()?,
+        };
         Ok(Self {
             shared: Arc::new(Shared {
                 catalog,
@@ -107,6 +127,7 @@ impl Host {
                 audit,
                 notifier,
                 in_flight: InFlight::default(),
+                state_codec,
             }),
             _watcher: watcher,
         })
@@ -180,6 +201,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         subscriptions: SubscriptionLimits {
             per_client: args.max_subscriptions.max(1),
         },
+        state_key: args.state_key_file.clone(),
     })
     .await?;
     match http {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::audit::Outcome;
 use crate::declarations::{self, ToolDecl};
 use crate::manifest::format_size;
-use crate::runtime::bindings::types;
+use crate::runtime::contract::types;
 
 /// Why a plugin's answer cannot be passed on as it is.
 pub enum ContentError {

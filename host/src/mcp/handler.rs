@@ -7,9 +7,9 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig,
-    SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestMethod, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, RequestStateCodec,
+    ServerCapabilities, ServerConfig, SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 // Deprecated in rmcp with all of logging (SEP-2577), but part of the
 // 2025-11-25 wire Warden serves.
@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 
 use super::content::{self, ContentError};
 use super::in_flight::{CallGuard, InFlight};
+use super::interaction::{self, Asker, Binding, Driven, Retry, Wire};
 use super::logging::{self, Level};
 use super::notifier::Notifier;
 use super::pagination;
@@ -30,7 +31,7 @@ use super::tool_call;
 use crate::audit::{self, AuditLog, Kind, Outcome};
 use crate::catalog::CatalogHandle;
 use crate::plugin::{CompletionRef, Plugin};
-use crate::runtime::bindings::types;
+use crate::runtime::contract::types;
 use crate::runtime::{CallContext, CallFailure, CallReport, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
 
 /// What every connection shares: one catalog, one runtime, one audit log,
@@ -41,6 +42,8 @@ pub struct Shared {
     pub audit: Option<AuditLog>,
     pub in_flight: InFlight,
     pub notifier: Arc<Notifier>,
+    /// Seals the `requestState` of 2026-07-28 input-required results.
+    pub state_codec: RequestStateCodec,
 }
 
 /// The MCP server; cheap to clone, one per connection.
@@ -201,6 +204,33 @@ struct Ended<T> {
 }
 
 impl<T> Ended<T> {
+    /// The plugin asked for input: the client answers and retries.
+    fn asking(answer: T, mut report: CallReport, denied: Vec<String>) -> Self {
+        report.denials.extend(denied);
+        Self {
+            answer: Ok(answer),
+            outcome: Outcome::InputRequired,
+            detail: None,
+            timing: None,
+            report,
+        }
+    }
+
+    /// A request the client could not make (a bad `requestState`, a
+    /// capability it lacks).
+    fn refused(error: McpError, denied: Vec<String>) -> Self {
+        Self {
+            answer: Err(error),
+            outcome: Outcome::Rejected,
+            detail: None,
+            timing: None,
+            report: CallReport {
+                denials: denied,
+                ..CallReport::default()
+            },
+        }
+    }
+
     /// A reply converted to the answer, or to an error and its outcome.
     fn of(converted: Result<T, (Outcome, McpError)>, report: CallReport) -> Self {
         let (answer, outcome) = match converted {
@@ -238,6 +268,26 @@ impl WardenServer {
             logging::requested(&context.meta)
         } else {
             self.session.log_level()
+        }
+    }
+
+    /// How this request's plugin may reach the client for input.
+    fn asker<'a>(&'a self, context: &RequestContext<RoleServer>, plugin: &'a Plugin) -> Asker<'a> {
+        let (wire, declared) = if is_2026(context) {
+            (Wire::Stateless, context.meta.client_capabilities())
+        } else {
+            (
+                Wire::Session(context.peer.clone()),
+                context.peer.peer_info().map(|info| info.capabilities.clone()),
+            )
+        };
+        Asker {
+            wire,
+            client: interaction::client_asks(declared.as_ref()),
+            grant: &plugin.prepared.policy.grants.interaction,
+            codec: &self.shared.state_codec,
+            cancel: context.ct.clone(),
+            timeout: plugin.prepared.policy.limits.timeout,
         }
     }
 
@@ -292,6 +342,8 @@ impl WardenServer {
                 plugin: plugin.clone(),
                 events,
                 cancel: context.ct.clone(),
+                // Set per round, from what the client declared and the plugin is granted.
+                asks: Default::default(),
             },
             forwarder,
             audit: Audit {
@@ -502,9 +554,30 @@ impl ServerHandler for WardenServer {
         };
         let limit = plugin.prepared.policy.limits.output;
         let invocation = (Kind::ResourceRead, uri.as_str(), uri.len());
+        let asker = self.asker(&context, plugin);
+        let retry = Retry {
+            responses: request.input_responses.as_ref(),
+            state: request.request_state.as_deref(),
+        };
+        let binding = Binding::new(&plugin.sha256, "resources/read", &uri, b"");
         let contents = self
             .invoke(&plugin.name, &context, invocation, async |call, _| {
-                let (reply, report) = plugin.read_resource(&self.shared.runtime, &uri, call).await;
+                let mut denied = Vec::new();
+                let driven = interaction::drive(&asker, &binding, retry, &mut denied, |input, asks| {
+                    let mut call = call.clone();
+                    call.asks = asks;
+                    let (runtime, uri) = (&self.shared.runtime, &uri);
+                    async move { plugin.read_resource(runtime, uri, input.as_ref(), call).await }
+                })
+                .await;
+                let (reply, mut report) = match driven {
+                    Ok(Driven::Done(reply, report)) => (reply, report),
+                    Ok(Driven::InputRequired(asked, report)) => {
+                        return Ended::asking(ReadResourceResponse::InputRequired(asked), report, denied);
+                    }
+                    Err(error) => return Ended::refused(error, denied),
+                };
+                report.denials.extend(denied);
                 let what = format!("a read of `{uri}`");
                 let converted = match reply {
                     Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
@@ -534,10 +607,13 @@ impl ServerHandler for WardenServer {
                     Ok(Ok(contents)) => content::read_contents(contents, limit)
                         .map_err(|error| (error.outcome(), content_error(&error, plugin, &what))),
                 };
-                Ended::of(converted, report)
+                Ended::of(
+                    converted.map(|contents| cache_hints!(ReadResourceResult::new(contents), &context).into()),
+                    report,
+                )
             })
             .await?;
-        Ok(cache_hints!(ReadResourceResult::new(contents), &context).into())
+        Ok(contents)
     }
 
     async fn subscribe(
@@ -620,11 +696,31 @@ impl ServerHandler for WardenServer {
         let limit = plugin.prepared.policy.limits.output;
         let argument_bytes = arguments.iter().map(|(name, value)| name.len() + value.len()).sum();
         let invocation = (Kind::PromptGet, request.name.as_str(), argument_bytes);
+        let asker = self.asker(&context, plugin);
+        let retry = Retry {
+            responses: request.input_responses.as_ref(),
+            state: request.request_state.as_deref(),
+        };
+        let bound_arguments = serde_json::to_vec(&arguments).unwrap_or_default();
+        let binding = Binding::new(&plugin.sha256, "prompts/get", &request.name, &bound_arguments);
         let result = self
             .invoke(&plugin.name, &context, invocation, async |call, _| {
-                let (reply, report) = plugin
-                    .get_prompt(&self.shared.runtime, &request.name, &arguments, call)
-                    .await;
+                let mut denied = Vec::new();
+                let driven = interaction::drive(&asker, &binding, retry, &mut denied, |input, asks| {
+                    let mut call = call.clone();
+                    call.asks = asks;
+                    let (runtime, name, arguments) = (&self.shared.runtime, &request.name, &arguments);
+                    async move { plugin.get_prompt(runtime, name, arguments, input.as_ref(), call).await }
+                })
+                .await;
+                let (reply, mut report) = match driven {
+                    Ok(Driven::Done(reply, report)) => (reply, report),
+                    Ok(Driven::InputRequired(asked, report)) => {
+                        return Ended::asking(GetPromptResponse::InputRequired(asked), report, denied);
+                    }
+                    Err(error) => return Ended::refused(error, denied),
+                };
+                report.denials.extend(denied);
                 let what = format!("prompt `{}`", request.name);
                 let converted = match reply {
                     Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
@@ -653,10 +749,10 @@ impl ServerHandler for WardenServer {
                     Ok(Ok(reply)) => content::prompt_result(reply, limit)
                         .map_err(|error| (error.outcome(), content_error(&error, plugin, &what))),
                 };
-                Ended::of(converted, report)
+                Ended::of(converted.map(GetPromptResponse::from), report)
             })
             .await?;
-        Ok(result.into())
+        Ok(result)
     }
 
     async fn complete(
@@ -746,6 +842,11 @@ impl ServerHandler for WardenServer {
         let plugin = &entry.plugin;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let invocation = (Kind::ToolCall, request.name.as_ref(), arguments.to_string().len());
+        let asker = self.asker(&context, plugin);
+        let retry = Retry {
+            responses: request.input_responses.as_ref(),
+            state: request.request_state.as_deref(),
+        };
         let result = self
             .invoke(&plugin.name, &context, invocation, async |call, started| {
                 let call = tool_call::run(
@@ -756,6 +857,8 @@ impl ServerHandler for WardenServer {
                     &arguments,
                     call,
                     started,
+                    &asker,
+                    retry,
                 )
                 .await;
                 // A rejected call never reached a sandbox: it has no timings.
@@ -766,9 +869,10 @@ impl ServerHandler for WardenServer {
                     guest_us: audit::micros(call.report.run),
                     convert_us: audit::micros(call.converted),
                 });
-                // A tool's failure is a result (`isError`), never a JSON-RPC error.
+                // A tool's failure is a result (`isError`), never a JSON-RPC error;
+                // only a request the client could not make is.
                 Ended {
-                    answer: Ok(call.result),
+                    answer: call.result,
                     outcome: call.outcome,
                     detail: call.detail,
                     timing,
@@ -776,6 +880,6 @@ impl ServerHandler for WardenServer {
                 }
             })
             .await?;
-        Ok(result.into())
+        Ok(result)
     }
 }

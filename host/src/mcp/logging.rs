@@ -11,7 +11,7 @@
 
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 
-use crate::runtime::bindings::LogLevel;
+use crate::runtime::contract::LogLevel;
 
 /// RFC 5424 severity, least severe first, so levels compare by severity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

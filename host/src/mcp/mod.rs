@@ -4,6 +4,7 @@
 mod content;
 mod handler;
 mod in_flight;
+pub mod interaction;
 mod logging;
 pub mod notifier;
 mod pagination;

@@ -4,10 +4,12 @@
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde_json::Value;
 
 use super::content::{self, ContentError};
+use super::interaction::{self, Asker, Binding, Driven, Retry};
 use crate::audit::Outcome;
 use crate::declarations::{self, ToolDecl};
 use crate::plugin::Plugin;
@@ -15,7 +17,10 @@ use crate::runtime::{CallContext, CallReport, Runtime};
 
 /// What one tool call came to.
 pub struct ToolCall {
-    pub result: CallToolResult,
+    /// The result; on the 2026-07-28 wire, possibly "answer these first";
+    /// an error for a request the client cannot make (a bad `requestState`,
+    /// a capability it lacks).
+    pub result: Result<CallToolResponse, McpError>,
     pub outcome: Outcome,
     /// For the audit log: the message of a failure Warden (not the tool) reported.
     pub detail: Option<String>,
@@ -32,6 +37,7 @@ pub fn error_result(text: String) -> CallToolResult {
 
 /// Runs tool `name` (declared as `decl`) of `plugin` with `arguments`, a
 /// JSON object. `started` is when the call began, for the timings.
+#[allow(clippy::too_many_arguments)]
 pub async fn run(
     runtime: &Runtime,
     plugin: &Plugin,
@@ -40,6 +46,8 @@ pub async fn run(
     arguments: &Value,
     call: CallContext,
     started: Instant,
+    asker: &Asker<'_>,
+    retry: Retry<'_>,
 ) -> ToolCall {
     let limit = plugin.prepared.policy.limits.output;
     let mut violations = declarations::violations(&decl.input, arguments);
@@ -56,7 +64,7 @@ pub async fn run(
             violations.join("\n- ")
         );
         return ToolCall {
-            result: error_result(text),
+            result: Ok(error_result(text).into()),
             outcome: Outcome::Rejected,
             detail: None,
             report: CallReport::default(),
@@ -65,7 +73,42 @@ pub async fn run(
         };
     }
 
-    let (reply, report) = plugin.call_tool(runtime, name, arguments, call).await;
+    let binding = Binding::new(&plugin.sha256, "tools/call", name, arguments.to_string().as_bytes());
+    let mut denied = Vec::new();
+    let driven = interaction::drive(asker, &binding, retry, &mut denied, |input, asks| {
+        let mut call = call.clone();
+        call.asks = asks;
+        async move { plugin.call_tool(runtime, name, arguments, input.as_ref(), call).await }
+    })
+    .await;
+    let (reply, mut report) = match driven {
+        Ok(Driven::Done(reply, report)) => (reply, report),
+        Ok(Driven::InputRequired(asked, mut report)) => {
+            report.denials.extend(denied);
+            return ToolCall {
+                result: Ok(CallToolResponse::InputRequired(asked)),
+                outcome: Outcome::InputRequired,
+                detail: None,
+                report,
+                validated,
+                converted: Duration::ZERO,
+            };
+        }
+        Err(error) => {
+            return ToolCall {
+                detail: Some(error.message.to_string()),
+                result: Err(error),
+                outcome: Outcome::Rejected,
+                report: CallReport {
+                    denials: denied,
+                    ..CallReport::default()
+                },
+                validated,
+                converted: Duration::ZERO,
+            };
+        }
+    };
+    report.denials.extend(denied);
 
     let converting = Instant::now();
     let tool_desc = format!("`{name}`");
@@ -96,7 +139,7 @@ pub async fn run(
         },
     };
     ToolCall {
-        result,
+        result: Ok(result.into()),
         outcome,
         detail,
         report,

@@ -16,7 +16,7 @@ use wasmtime::component::types::{ComponentFunc, ComponentItem, Type};
 use wasmtime::component::{Component, ComponentExportIndex, Val};
 
 use crate::naming;
-use crate::runtime::bindings::types;
+use crate::runtime::contract::types;
 use docs::Docs;
 use schema::Unsupported;
 

@@ -1,8 +1,8 @@
 //! The wasm runtime: one `Engine` and `Linker` for the process, and the
 //! machinery that runs one call in a fresh, limited sandbox.
 
-pub mod bindings;
 pub mod config_store;
+pub mod contract;
 pub mod denials;
 pub mod egress;
 pub mod event_budget;
@@ -25,7 +25,7 @@ use crate::audit::Outcome;
 use crate::manifest::format_size;
 use handles::HandleBudget;
 use memory_reset::{MemoryReset, ResetMode};
-pub use sandbox::{CallContext, GuestEvent, Policy, Sandbox};
+pub use sandbox::{Asks, CallContext, GuestEvent, Policy, Sandbox};
 
 /// How often the epoch advances. A running guest yields to the async runtime
 /// at every tick, which is what lets timeouts and cancellation take effect
@@ -209,9 +209,13 @@ impl Backend {
             .map_err(anyhow::Error::from)
             .context("cannot link WASI HTTP")?;
         config_store::add_to_linker(&mut linker).context("cannot link WASI config")?;
-        bindings::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
+        // Every served contract version's `host` interface, side by side.
+        contract::v0_1_0::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
             .map_err(anyhow::Error::from)
-            .context("cannot link the host interface")?;
+            .context("cannot link the host interface (0.1.0)")?;
+        contract::v0_2_0::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
+            .map_err(anyhow::Error::from)
+            .context("cannot link the host interface (0.2.0)")?;
         spawn_epoch_ticker(&engine);
         Ok(Self { engine, linker })
     }

@@ -16,8 +16,8 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::bindings::{LogLevel, warden::plugin as contract};
 use super::config_store::ConfigValues;
+use super::contract::{Interaction, LogLevel, v0_1_0, v0_2_0::warden::plugin as contract};
 use super::denials::Denials;
 use super::egress::Egress;
 use super::event_budget::EventBudget;
@@ -63,15 +63,41 @@ pub struct CallContext {
     pub plugin: Arc<str>,
     pub events: Option<mpsc::Sender<GuestEvent>>,
     pub cancel: CancellationToken,
+    /// What this call may ask of the client (`host.can-ask`).
+    pub asks: Asks,
+}
+
+/// The interactions a call may ask for: the client declared them and the
+/// plugin's manifest grants them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Asks {
+    pub elicit_form: bool,
+    pub elicit_url: bool,
+    pub sample: bool,
+    pub sample_with_tools: bool,
+    pub list_roots: bool,
+}
+
+impl Asks {
+    pub fn allows(&self, what: Interaction) -> bool {
+        match what {
+            Interaction::ElicitForm => self.elicit_form,
+            Interaction::ElicitUrl => self.elicit_url,
+            Interaction::Sample => self.sample,
+            Interaction::SampleWithTools => self.sample_with_tools,
+            Interaction::ListRoots => self.list_roots,
+        }
+    }
 }
 
 impl CallContext {
-    /// A context with no client attached (loading, `warden check`).
+    /// A context with no client attached (loading, `warden check`, `warden call`).
     pub fn detached(plugin: Arc<str>) -> Self {
         Self {
             plugin,
             events: None,
             cancel: CancellationToken::new(),
+            asks: Asks::default(),
         }
     }
 }
@@ -322,6 +348,36 @@ impl contract::host::Host for Sandbox {
 
     fn cancelled(&mut self) -> bool {
         self.call.cancel.is_cancelled()
+    }
+
+    fn can_ask(&mut self, what: Interaction) -> bool {
+        self.call.asks.allows(what)
+    }
+}
+
+/// Contract 0.1.0's `host`: the same, without `can-ask`.
+impl v0_1_0::warden::plugin::host::Host for Sandbox {
+    fn log(&mut self, level: v0_1_0::warden::plugin::host::LogLevel, message: String) {
+        use v0_1_0::warden::plugin::host::LogLevel as V1;
+        let level = match level {
+            V1::Debug => LogLevel::Debug,
+            V1::Info => LogLevel::Info,
+            V1::Notice => LogLevel::Notice,
+            V1::Warning => LogLevel::Warning,
+            V1::Error => LogLevel::Error,
+            V1::Critical => LogLevel::Critical,
+            V1::Alert => LogLevel::Alert,
+            V1::Emergency => LogLevel::Emergency,
+        };
+        contract::host::Host::log(self, level, message);
+    }
+
+    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
+        contract::host::Host::progress(self, progress, total, message);
+    }
+
+    fn cancelled(&mut self) -> bool {
+        contract::host::Host::cancelled(self)
     }
 }
 

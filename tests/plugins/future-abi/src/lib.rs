@@ -1,11 +1,11 @@
-//! Built against `warden:plugin@0.2.0` (its own copy of the WIT in `wit/`, identical
+//! Built against `warden:plugin@9.0.0` (its own copy of the WIT in `wit/`, identical
 //! apart from the version): a host that knows only 0.1.0 must refuse it. It imports
-//! `warden:plugin/host@0.2.0` (the `hello` tool logs) and exports `tools@0.2.0`, as a real
+//! `warden:plugin/host@9.0.0` (the `hello` tool logs) and exports `tools@9.0.0`, as a real
 //! plugin built against a newer contract would.
 
 wit_bindgen::generate!({
     path: "wit",
-    world: "warden:plugin/tool-plugin@0.2.0",
+    world: "warden:plugin/tool-plugin@9.0.0",
 });
 
 use exports::warden::plugin::tools::Guest;
