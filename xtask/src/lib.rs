@@ -365,6 +365,7 @@ mod tests {
                 "bench",
                 "clash",
                 "conformance",
+                "conformance-interactive",
                 "dup-tools",
                 "full",
                 "future-abi",
