@@ -52,13 +52,16 @@ build_guest() {
     -u RUSTDOCFLAGS -u CARGO_ENCODED_RUSTDOCFLAGS -u RUSTC_WORKSPACE_WRAPPER \
     -u CARGO_MAKEFLAGS -u MAKEFLAGS -u MFLAGS \
     cargo build --quiet --release --target wasm32-wasip2 \
-    --manifest-path "$root/tests/plugins/Cargo.toml" -p conformance \
+    --manifest-path "$root/tests/plugins/Cargo.toml" -p conformance -p conformance-interactive \
     --target-dir "$root/target/guests")
 }
 wasm="$root/target/guests/wasm32-wasip2/release/conformance.wasm"
+interactive="$root/target/guests/wasm32-wasip2/release/conformance_interactive.wasm"
 if [ -n "${WARDEN_BIN:-}" ]; then
   warden="$WARDEN_BIN"
-  if [ ! -f "$wasm" ] || [ -n "$(find "$root/tests/plugins/conformance" "$root/wit" -newer "$wasm" -type f -print -quit)" ]; then
+  if [ ! -f "$wasm" ] || [ ! -f "$interactive" ] ||
+    [ -n "$(find "$root/tests/plugins/conformance" "$root/tests/plugins/conformance-interactive" "$root/wit" \
+      -newer "$wasm" -type f -print -quit)" ]; then
     build_guest
   fi
 else
@@ -76,6 +79,14 @@ cp "$wasm" "$plugins/conformance/plugin.wasm"
 cat >"$plugins/conformance/plugin.toml" <<EOF
 [filesystem]
 "$plugins/conformance/state" = { mount = "/state", access = "read-write" }
+EOF
+# The fixtures that ask the client (warden:plugin@0.2.0), granted every interaction.
+cp "$interactive" "$plugins/conformance-interactive.wasm"
+cat >"$plugins/conformance-interactive.toml" <<EOF
+[interaction]
+elicit = true
+sample = true
+roots = true
 EOF
 
 # --- serve -----------------------------------------------------------------------------
