@@ -236,7 +236,7 @@ mod tests {{
                 "Its tools are the `#[tool]` functions in `src/lib.rs`.",
                 "Needs the Rust toolchain ([rustup](https://rustup.rs)); `warden build` adds the \
              `wasm32-wasip2` target if it is missing.",
-                "`vendor/warden-plugin` and `vendor/warden-plugin-macros` are Warden's Rust SDK (0.1.0).",
+                "`vendor/warden-plugin` and `vendor/warden-plugin-macros` are Warden's Rust SDK (0.2.0).",
             ),
         ),
         (".gitignore", "/target\n/build\n".to_string()),

@@ -16,6 +16,10 @@ pub const RUST: &[(&str, &str)] = &[
         include_str!("../../../sdk/rust/warden-plugin/README.md"),
     ),
     (
+        "warden-plugin/src/input.rs",
+        include_str!("../../../sdk/rust/warden-plugin/src/input.rs"),
+    ),
+    (
         "warden-plugin/src/lib.rs",
         include_str!("../../../sdk/rust/warden-plugin/src/lib.rs"),
     ),

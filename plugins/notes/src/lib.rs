@@ -4,13 +4,17 @@
 //! sandbox at `/notes`. Without that grant every tool says how to add it. Note names are
 //! checked against a strict rule before any path is built from them, so a name can never
 //! reach outside the folder.
+//!
+//! Two tools ask the client for input (contract 0.2.0): `delete_note` asks the user to
+//! confirm (a form with one boolean field), and `summarize_note` asks the client's model
+//! for a summary (sampling). Each first checks that it may ask, and says so when it may not.
 
 mod library;
 
 use library::{NAME_PATTERN, NoteInfo};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use warden_plugin::{Error, Structured, tool};
+use warden_plugin::{Error, Input, Interaction, SamplingRequest, Structured, can_ask, tool};
 
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -116,4 +120,92 @@ fn search_notes(args: SearchArgs) -> Result<Structured<library::Found>, Error> {
     Ok(Structured::new(lines.join("\n"), found))
 }
 
-warden_plugin::export! { tools: [list_notes, read_note, write_note, search_notes] }
+/// Deletes the note `name`, after the user confirms it in a form the client shows. Clients
+/// that cannot show one (or a plugin not granted to ask) get a refusal instead: nothing is
+/// deleted without the user's confirmation.
+// Deleting twice leaves the folder as deleting once did (the second call says there is no
+// such note).
+#[tool(
+    title = "Delete a note",
+    read_only = false,
+    destructive,
+    idempotent,
+    open_world = false
+)]
+fn delete_note(args: NameArgs, input: &mut Input) -> Result<String, Error> {
+    let folder = library::folder()?;
+    library::check_exists(&folder, &args.name)?;
+    if input.answer(CONFIRM).is_none() && !can_ask(Interaction::ElicitForm) {
+        return Err(Error::Failed(format!(
+            "did not delete the note {:?}: deleting needs the user's confirmation, and it cannot be \
+             asked for here (the client does not support form elicitation, or the operator has not \
+             granted `[interaction] elicit` to this plugin)",
+            args.name
+        )));
+    }
+    match input.confirm(CONFIRM, &format!("Delete note {}?", args.name))? {
+        Ok(true) => {
+            library::delete(&folder, &args.name)?;
+            Ok(format!("Deleted note {:?}.", args.name))
+        }
+        Ok(false) => Ok(format!(
+            "Did not delete note {:?}: the user did not confirm (declined, cancelled or left unchecked).",
+            args.name
+        )),
+        Err(refused) => Err(Error::Failed(format!(
+            "did not delete the note {:?}: the confirmation could not be asked ({})",
+            args.name, refused.0
+        ))),
+    }
+}
+
+/// The key of `delete_note`'s confirmation.
+const CONFIRM: &str = "confirm";
+
+/// The key of `summarize_note`'s sampling request.
+const SUMMARY: &str = "summary";
+
+/// The most characters of a note sent to the client's model.
+const MAX_SUMMARY_INPUT_CHARS: usize = 20_000;
+
+/// Summarizes the note `name` in a few sentences, by asking the client's model (sampling, at
+/// most 200 tokens). Needs a client that supports sampling.
+#[tool(
+    title = "Summarize a note",
+    read_only,
+    destructive = false,
+    idempotent = false,
+    open_world = false
+)]
+fn summarize_note(args: NameArgs, input: &mut Input) -> Result<String, Error> {
+    let text = library::read(&library::folder()?, &args.name)?;
+    if input.answer(SUMMARY).is_none() && !can_ask(Interaction::Sample) {
+        return Err(Error::Failed(format!(
+            "cannot summarize the note {:?}: the client does not support sampling (or the operator \
+             has not granted `[interaction] sample` to this plugin); read_note returns its text",
+            args.name
+        )));
+    }
+    let mut excerpt: String = text.chars().take(MAX_SUMMARY_INPUT_CHARS).collect();
+    if excerpt.len() < text.len() {
+        excerpt.push_str("\n\n[… the rest of the note is left out]");
+    }
+    let request = SamplingRequest::new(200)
+        .system("You summarize Markdown notes in a few plain sentences. Answer with the summary only.")
+        .user(format!("Summarize the note {:?}:\n\n{excerpt}", args.name));
+    let answer = input.sample(SUMMARY, request)?.map_err(|refused| {
+        Error::Failed(format!(
+            "could not summarize the note {:?}: the client's model was not asked ({})",
+            args.name, refused.0
+        ))
+    })?;
+    match answer.text {
+        Some(summary) if !summary.trim().is_empty() => Ok(summary.trim().to_string()),
+        _ => Err(Error::Failed(format!(
+            "could not summarize the note {:?}: the client's model answered without text",
+            args.name
+        ))),
+    }
+}
+
+warden_plugin::export! { tools: [list_notes, read_note, write_note, search_notes, delete_note, summarize_note] }

@@ -133,6 +133,31 @@ pub fn write(folder: &Path, name: &str, content: &str) -> Result<bool, Error> {
     Ok(created)
 }
 
+/// Fails, saying so, unless the note `name` exists.
+pub fn check_exists(folder: &Path, name: &str) -> Result<(), Error> {
+    let path = note_path(folder, name)?;
+    match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        _ => Err(Error::Failed(format!(
+            "there is no note named {name:?}; list_notes shows the notes there are"
+        ))),
+    }
+}
+
+/// Deletes the note.
+pub fn delete(folder: &Path, name: &str) -> Result<(), Error> {
+    let path = note_path(folder, name)?;
+    std::fs::remove_file(&path).map_err(|e| match e.kind() {
+        ErrorKind::NotFound => Error::Failed(format!(
+            "there is no note named {name:?}; list_notes shows the notes there are"
+        )),
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Error::Failed(format!(
+            "could not delete the note {name:?}: {e} (the operator may have granted the notes folder read-only)"
+        )),
+        _ => Error::Failed(format!("could not delete the note {name:?}: {e}")),
+    })
+}
+
 /// Lines containing `query`, ignoring case, in name and line order.
 pub fn search(folder: &Path, query: &str) -> Result<Found, Error> {
     if query.is_empty() {
@@ -233,6 +258,12 @@ mod tests {
         assert!(!found.truncated);
         assert!(message(read(&dir, "missing").err().unwrap()).starts_with("there is no note named \"missing\""));
         assert!(matches!(read(&dir, "../x"), Err(Error::InvalidArguments(_))));
+        check_exists(&dir, "a").unwrap();
+        delete(&dir, "a").unwrap();
+        assert!(message(check_exists(&dir, "a").err().unwrap()).starts_with("there is no note named \"a\""));
+        assert!(message(delete(&dir, "a").err().unwrap()).starts_with("there is no note named \"a\""));
+        assert!(message(check_exists(&dir, "folder").err().unwrap()).starts_with("there is no note"));
+        assert!(matches!(delete(&dir, "../b"), Err(Error::InvalidArguments(_))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -177,6 +177,26 @@ fn option_bool(value: Option<&LitBool>) -> Tokens {
     }
 }
 
+/// `&mut Input` (or `&mut warden_plugin::Input`, any path ending in `Input`): the call's
+/// interaction, passed by the SDK rather than parsed from the arguments.
+fn is_input(ty: &Type) -> bool {
+    let Type::Reference(reference) = ty else {
+        return false;
+    };
+    if reference.mutability.is_none() {
+        return false;
+    }
+    let Type::Path(path) = &*reference.elem else {
+        return false;
+    };
+    path.qself.is_none()
+        && path
+            .path
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "Input" && segment.arguments.is_none())
+}
+
 fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
     let options = parse_options(kind, attr)?;
     let function: ItemFn = syn::parse2(item)?;
@@ -194,20 +214,38 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
             "a plugin function cannot be generic",
         ));
     }
-    let argument: Option<Box<Type>> = match function.sig.inputs.len() {
-        0 => None,
-        1 => match &function.sig.inputs[0] {
-            FnArg::Typed(typed) => Some(typed.ty.clone()),
+    // At most one argument struct, and at most one `&mut Input` (the call's interaction),
+    // in either order.
+    let mut argument: Option<Box<Type>> = None;
+    let mut takes_input = false;
+    let mut passed: Vec<Tokens> = Vec::new();
+    for input in &function.sig.inputs {
+        let typed = match input {
+            FnArg::Typed(typed) => typed,
             FnArg::Receiver(r) => return Err(syn::Error::new(r.span(), "a plugin function takes no `self`")),
-        },
-        _ => {
-            return Err(syn::Error::new(
-                function.sig.inputs.span(),
-                "a plugin function takes at most one argument: a struct deriving \
-                 `serde::Deserialize` and `schemars::JsonSchema`, whose fields are its arguments",
-            ));
+        };
+        if is_input(&typed.ty) {
+            if takes_input {
+                return Err(syn::Error::new(
+                    typed.span(),
+                    "a plugin function takes one `&mut Input` at most",
+                ));
+            }
+            takes_input = true;
+            passed.push(quote!(__input));
+        } else {
+            if argument.is_some() {
+                return Err(syn::Error::new(
+                    function.sig.inputs.span(),
+                    "a plugin function takes at most one argument: a struct deriving \
+                     `serde::Deserialize` and `schemars::JsonSchema`, whose fields are its arguments \
+                     (and, to ask the client for input, a `&mut warden_plugin::Input`)",
+                ));
+            }
+            argument = Some(typed.ty.clone());
+            passed.push(quote!(arguments));
         }
-    };
+    }
     let output: Tokens = match &function.sig.output {
         ReturnType::Default => quote!(()),
         ReturnType::Type(_, ty) => quote!(#ty),
@@ -228,9 +266,9 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
     let call = match &argument {
         Some(ty) => quote!({
             let arguments: #ty = #krate::parse_arguments(arguments)?;
-            #ident(arguments)
+            #ident(#(#passed),*)
         }),
-        None => quote!(#ident()),
+        None => quote!(#ident(#(#passed),*)),
     };
     let marker = format_ident!("{}", ident);
 
@@ -277,7 +315,7 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
                             output_schema: <#output as ::warden_plugin::IntoToolResult>::output_schema(),
                             annotations: #annotations,
                         },
-                        call: |arguments| ::warden_plugin::IntoToolResult::into_tool_result(#call),
+                        call: |arguments, __input| ::warden_plugin::IntoToolResult::into_tool_result(#call),
                     };
                 }
             }
@@ -296,6 +334,13 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
                     }
                     // `size`: the resource is read at load to tell its size in the listing.
                     let size = if options.size.as_ref().is_some_and(LitBool::value) {
+                        if takes_input {
+                            return Err(syn::Error::new(
+                                function.sig.inputs.span(),
+                                "a resource that asks for input cannot list its `size`: \
+                                 it is read at load, where there is no one to ask",
+                            ));
+                        }
                         quote!(::warden_plugin::IntoResourceContents::size(&#ident()))
                     } else {
                         quote!(::core::option::Option::None)
@@ -307,7 +352,9 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
                                 describe: || #krate::resource_info(
                                     #uri, #name, #title, #description, #mime_type, #size,
                                 ),
-                                read: |uri| ::warden_plugin::IntoResourceContents::into_contents(#ident(), uri, #mime_type),
+                                read: |uri, __input| ::warden_plugin::IntoResourceContents::into_contents(
+                                    #ident(#(#passed),*), uri, #mime_type,
+                                ),
                             };
                         }
                     }
@@ -316,9 +363,9 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
                     let read = match &argument {
                         Some(ty) => quote!({
                             let arguments: #ty = #krate::parse_strings(arguments)?;
-                            #ident(arguments)
+                            #ident(#(#passed),*)
                         }),
-                        None => quote!(#ident()),
+                        None => quote!(#ident(#(#passed),*)),
                     };
                     quote! {
                         impl #krate::ResourceDef for #marker {
@@ -331,7 +378,7 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
                                     description: #description.map(::std::string::String::from),
                                     mime_type: #mime_type.map(::std::string::String::from),
                                 },
-                                read: |uri, arguments| ::warden_plugin::IntoResourceContents::into_contents(#read, uri, #mime_type),
+                                read: |uri, arguments, __input| ::warden_plugin::IntoResourceContents::into_contents(#read, uri, #mime_type),
                             };
                         }
                     }
@@ -353,9 +400,9 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
             let call = match &argument {
                 Some(ty) => quote!({
                     let arguments: #ty = #krate::parse_strings(arguments)?;
-                    #ident(arguments)
+                    #ident(#(#passed),*)
                 }),
-                None => quote!(#ident()),
+                None => quote!(#ident(#(#passed),*)),
             };
             quote! {
                 impl #krate::PromptDef for #marker {
@@ -367,7 +414,7 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
                             description: #description.map(::std::string::String::from),
                             arguments: #arguments,
                         },
-                        get: |arguments| ::warden_plugin::IntoPromptResult::into_prompt_result(#call, #description),
+                        get: |arguments, __input| ::warden_plugin::IntoPromptResult::into_prompt_result(#call, #description),
                     };
                 }
             }

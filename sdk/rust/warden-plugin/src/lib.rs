@@ -1,4 +1,4 @@
-//! Write Warden plugins — `warden:plugin@0.1.0` WebAssembly
+//! Write Warden plugins — `warden:plugin@0.2.0` WebAssembly
 //! components — as ordinary typed Rust functions.
 //!
 //! ```ignore
@@ -30,11 +30,15 @@
 //! - [`#[resource]`](resource) for a fixed URI or an RFC 6570 template, [`#[prompt]`](prompt)
 //!   with typed arguments, and a completion function named in [`export!`].
 //! - [`log`], [`progress`] and [`cancelled`] reach the host during a call.
+//! - A function that takes a `&mut` [`Input`] can ask the client for input — a confirmation,
+//!   a form, a URL to open, its model (sampling), its roots — and is called again with the
+//!   answers; [`can_ask`] tells what may be asked.
 //!
 //! The bindings are generated here from the contract this crate carries (`wit/plugin.wit`):
 //! a plugin crate needs no WIT of its own. Build it with
 //! `cargo build --release --target wasm32-wasip2` (`crate-type = ["cdylib"]`).
 
+mod input;
 mod schema;
 mod template;
 
@@ -58,11 +62,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use bindings::exports::warden::plugin::completions::Reference;
-pub use bindings::warden::plugin::host::LogLevel;
+pub use bindings::warden::plugin::host::{Interaction, LogLevel};
 pub use bindings::warden::plugin::types::{
-    Blob, CallResult, Content, Error, Prompt, PromptArgument, PromptMessage, PromptResult, ResourceBody,
-    ResourceContents, ResourceInfo, ResourceLink, ResourceTemplate, Role, Tool, ToolAnnotations,
+    Blob, CallResult, Content, ElicitAction, ElicitAnswer, ElicitForm, ElicitUrl, Error, InputAnswer, InputAnswers,
+    InputRequest, InputRequired, KeyedAnswer, KeyedRequest, Prompt, PromptArgument, PromptMessage, PromptReply,
+    PromptResult, ReadReply, ResourceBody, ResourceContents, ResourceInfo, ResourceLink, ResourceTemplate, Role, Root,
+    SamplingAnswer, SamplingMessage, SamplingRequest, Tool, ToolAnnotations, ToolReply,
 };
+pub use input::{Answer, Ask, Elicited, Input, Pending, Refused};
 pub use warden_plugin_macros::{prompt, resource, tool};
 
 /// Writes `message` to the server log, and to the client when it asked for `level`.
@@ -78,6 +85,14 @@ pub fn progress(progress: f64, total: Option<f64>, message: Option<&str>) {
 /// True once the client has cancelled the current call.
 pub fn cancelled() -> bool {
     host::cancelled()
+}
+
+/// Whether this call may ask for `what`: the operator granted it and the client declared
+/// support for it. Ask only then, or fall back: a request the operator did not grant is
+/// answered [`Refused`], and one the client cannot answer is refused (or, when nothing else
+/// in the round can be asked, fails the request with a missing-capability error).
+pub fn can_ask(what: Interaction) -> bool {
+    host::can_ask(what)
 }
 
 /// A tool result with `structuredContent`: the value, and its JSON text as the text content.
@@ -422,20 +437,20 @@ pub mod __private {
     pub struct ToolEntry {
         pub name: &'static str,
         pub describe: fn() -> Tool,
-        pub call: fn(&str) -> Result<CallResult, Error>,
+        pub call: fn(&str, &mut Input) -> Result<CallResult, Error>,
     }
 
     pub enum ResourceEntry {
         Fixed {
             uri: &'static str,
             describe: fn() -> ResourceInfo,
-            read: fn(&str) -> Result<Vec<ResourceContents>, Error>,
+            read: fn(&str, &mut Input) -> Result<Vec<ResourceContents>, Error>,
         },
         Template {
             uri_template: &'static str,
             describe: fn() -> ResourceTemplate,
             /// The URI, and its template variables as a JSON object.
-            read: fn(&str, &str) -> Result<Vec<ResourceContents>, Error>,
+            read: fn(&str, &str, &mut Input) -> Result<Vec<ResourceContents>, Error>,
         },
     }
 
@@ -443,7 +458,7 @@ pub mod __private {
         pub name: &'static str,
         pub describe: fn() -> Prompt,
         /// The arguments as a JSON object of strings.
-        pub get: fn(&str) -> Result<PromptResult, Error>,
+        pub get: fn(&str, &mut Input) -> Result<PromptResult, Error>,
     }
 
     pub trait ToolDef {
@@ -515,6 +530,22 @@ pub mod __private {
         }
     }
 
+    /// Runs `f` with the call's [`Input`]: when it recorded requests, the reply is
+    /// `input-required` whatever `f` returned; otherwise it is `f`'s result.
+    fn interact<T, R>(
+        input: Option<InputAnswers>,
+        f: impl FnOnce(&mut Input) -> Result<T, Error>,
+        done: fn(T) -> R,
+        required: fn(InputRequired) -> R,
+    ) -> Result<R, Error> {
+        let mut interaction = Input::new(input);
+        let result = f(&mut interaction);
+        match interaction.into_input_required() {
+            Some(input_required) => Ok(required(input_required)),
+            None => result.map(done),
+        }
+    }
+
     /// The type the bindings export: it serves what the plugin `P` names.
     pub struct Exported<P>(PhantomData<P>);
 
@@ -523,9 +554,14 @@ pub mod __private {
             P::TOOLS.iter().map(|tool| (tool.describe)()).collect()
         }
 
-        fn call_tool(name: String, arguments: String) -> Result<CallResult, Error> {
+        fn call_tool(name: String, arguments: String, input: Option<InputAnswers>) -> Result<ToolReply, Error> {
             match P::TOOLS.iter().find(|tool| tool.name == name) {
-                Some(tool) => (tool.call)(&arguments),
+                Some(tool) => interact(
+                    input,
+                    |input| (tool.call)(&arguments, input),
+                    ToolReply::Done,
+                    ToolReply::InputRequired,
+                ),
                 None => Err(Error::NotFound(format!("no tool named {name:?}"))),
             }
         }
@@ -552,19 +588,30 @@ pub mod __private {
                 .collect()
         }
 
-        fn read_resource(uri: String) -> Result<Vec<ResourceContents>, Error> {
+        fn read_resource(uri: String, input: Option<InputAnswers>) -> Result<ReadReply, Error> {
             for resource in P::RESOURCES {
                 if let ResourceEntry::Fixed { uri: fixed, read, .. } = resource
                     && *fixed == uri
                 {
-                    return read(&uri);
+                    return interact(
+                        input,
+                        |input| read(&uri, input),
+                        ReadReply::Done,
+                        ReadReply::InputRequired,
+                    );
                 }
             }
             for resource in P::RESOURCES {
                 if let ResourceEntry::Template { uri_template, read, .. } = resource
                     && let Some(variables) = crate::template::match_uri(uri_template, &uri)
                 {
-                    return read(&uri, &Value::Object(variables).to_string());
+                    let variables = Value::Object(variables).to_string();
+                    return interact(
+                        input,
+                        |input| read(&uri, &variables, input),
+                        ReadReply::Done,
+                        ReadReply::InputRequired,
+                    );
                 }
             }
             Err(Error::NotFound(format!("no resource {uri:?}")))
@@ -576,13 +623,23 @@ pub mod __private {
             P::PROMPTS.iter().map(|prompt| (prompt.describe)()).collect()
         }
 
-        fn get_prompt(name: String, arguments: Vec<(String, String)>) -> Result<PromptResult, Error> {
+        fn get_prompt(
+            name: String,
+            arguments: Vec<(String, String)>,
+            input: Option<InputAnswers>,
+        ) -> Result<PromptReply, Error> {
             let Some(prompt) = P::PROMPTS.iter().find(|prompt| prompt.name == name) else {
                 return Err(Error::NotFound(format!("no prompt named {name:?}")));
             };
             let object: serde_json::Map<String, Value> =
                 arguments.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
-            (prompt.get)(&Value::Object(object).to_string())
+            let arguments = Value::Object(object).to_string();
+            interact(
+                input,
+                |input| (prompt.get)(&arguments, input),
+                PromptReply::Done,
+                PromptReply::InputRequired,
+            )
         }
     }
 
