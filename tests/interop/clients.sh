@@ -55,8 +55,9 @@ import json, sys
 result = json.load(sys.stdin)
 result = result.get("result", result)
 names = sorted(t["name"] for t in result["tools"])
-assert names == ["change_case", "date_add", "date_diff", "fetch_url", "find_snippets", "list_notes", "now",
-                 "read_note", "search_notes", "slugify", "text_stats", "weekday", "write_note"], names
+assert names == ["change_case", "date_add", "date_diff", "delete_note", "fetch_url", "find_snippets", "list_notes",
+                 "now", "read_note", "search_notes", "slugify", "summarize_note", "text_stats", "weekday",
+                 "write_note"], names
 '; then
     echo "inspector tools/list, era=$era: FAILED: $listed"
     fail=1

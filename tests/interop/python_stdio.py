@@ -16,8 +16,8 @@ async def check(server, mode: str) -> None:
         listed = await client.list_tools()
         names = sorted(tool.name for tool in listed.tools)
         assert names == [
-            "change_case", "date_add", "date_diff", "fetch_url", "find_snippets", "list_notes", "now",
-            "read_note", "search_notes", "slugify", "text_stats", "weekday", "write_note",
+            "change_case", "date_add", "date_diff", "delete_note", "fetch_url", "find_snippets", "list_notes",
+            "now", "read_note", "search_notes", "slugify", "summarize_note", "text_stats", "weekday", "write_note",
         ], names
         stats = next(t for t in listed.tools if t.name == "text_stats")
         assert stats.input_schema["required"] == ["text"], stats.input_schema
