@@ -266,7 +266,25 @@ fn grants(grants: &Grants) -> Vec<(&'static str, String)> {
             // Keys only, like variables.
             list(grants.config.iter().map(|(key, _)| key.clone()).collect()),
         ),
+        ("interaction", interaction(&grants.interaction)),
     ]
+}
+
+/// What the plugin may ask of the client, with the caps that apply.
+fn interaction(grant: &crate::grants::InteractionGrant) -> String {
+    let asks: Vec<String> = [
+        grant.elicit.then(|| "elicitation".to_string()),
+        grant.sample.then(|| format!("sampling (max-tokens {})", grant.max_tokens)),
+        grant.roots.then(|| "roots".to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if asks.is_empty() {
+        "none".into()
+    } else {
+        format!("{}; max-rounds {}", asks.join(", "), grant.max_rounds)
+    }
 }
 
 /// `warden inspect`: what one component exports (the contract or plain
