@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Interactive plugins (warden:plugin@0.2.0) with the official Python MCP SDK (mcp 2.3.0):
+# elicitation accepted, declined and cancelled, a sampling round and two rounds in one
+# call, over stdio and HTTP, in both protocol eras (tests/interop/python_interaction.py).
+#
+# Stages plugins/notes (with a scratch notes folder and an [interaction] grant) and the
+# test plugin conformance-interactive in target/interop/interaction-plugins; installs mcp
+# into target/interop/venv; builds Warden (debug; WARDEN_BIN=<path> uses that binary).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd -P)"  # real path: mounts name folders by it
+work="$root/target/interop"
+mkdir -p "$work"
+cd "$root"
+
+if [ ! -x "$work/venv/bin/python" ]; then
+  python3 -m venv "$work/venv"
+fi
+python="$work/venv/bin/python"
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
+
+if [ -n "${WARDEN_BIN:-}" ]; then
+  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
+else
+  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
+  warden="$root/target/debug/warden"
+fi
+cargo xtask plugins >/dev/null
+(cd "$root/tests/plugins" && env -u CARGO_TARGET_DIR -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS \
+  cargo build --quiet --release --target wasm32-wasip2 -p conformance-interactive --target-dir "$root/target/guests")
+
+plugins="$work/interaction-plugins"
+rm -rf "$plugins" "$work/interaction-notes"
+mkdir -p "$plugins" "$work/interaction-notes"
+cp "$root/target/plugins/examples/notes.wasm" "$plugins/notes.wasm"
+cat >"$plugins/notes.toml" <<TOML
+[filesystem]
+"$work/interaction-notes" = { mount = "/notes", access = "read-write" }
+[interaction]
+elicit = true
+sample = true
+TOML
+cp "$root/target/guests/wasm32-wasip2/release/conformance_interactive.wasm" "$plugins/interactive.wasm"
+printf '[interaction]\nelicit = true\nsample = true\nroots = true\n' >"$plugins/interactive.toml"
+
+log="$work/interaction-http.log"
+"$warden" serve --plugins "$plugins" --no-watch --http 127.0.0.1:0 2>"$log" &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+url=""
+for _ in $(seq 1 300); do
+  url="$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$log" | head -n 1 || true)"
+  [ -n "$url" ] && break
+  kill -0 "$server" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "warden --http did not start:"; cat "$log"; exit 1; }
+
+status=0
+timeout 600 "$python" "$root/tests/interop/python_interaction.py" "$warden" "$plugins" "$url" \
+  2>"$work/interaction-client.log" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "== FAILED (exit $status); the client's stderr (with stdio Warden's), last 30 lines:"
+  tail -n 30 "$work/interaction-client.log"
+  echo "== the HTTP Warden's log, last 20 lines:"
+  tail -n 20 "$log"
+fi
+exit "$status"
