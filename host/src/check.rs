@@ -274,7 +274,9 @@ fn grants(grants: &Grants) -> Vec<(&'static str, String)> {
 fn interaction(grant: &crate::grants::InteractionGrant) -> String {
     let asks: Vec<String> = [
         grant.elicit.then(|| "elicitation".to_string()),
-        grant.sample.then(|| format!("sampling (max-tokens {})", grant.max_tokens)),
+        grant
+            .sample
+            .then(|| format!("sampling (max-tokens {})", grant.max_tokens)),
         grant.roots.then(|| "roots".to_string()),
     ]
     .into_iter()
