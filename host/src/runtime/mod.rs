@@ -165,6 +165,8 @@ pub struct CallReport {
     pub setup: Duration,
     pub instantiate: Duration,
     pub run: Duration,
+    /// Linear memory and tables the instance held at the end (bytes).
+    pub memory: usize,
     pub denials: Vec<String>,
 }
 
@@ -370,6 +372,7 @@ impl Runtime {
         // ends here.
         drop(timed);
         timings.denials = store.data().denials.take(&plugin_name);
+        timings.memory = store.data().limiter.used();
         let Some(result) = result else {
             store.data().finish(&plugin_name);
             drop(store);

@@ -122,6 +122,11 @@ impl MemoryLimiter {
         }
     }
 
+    /// Linear memory and tables in use (they never shrink, so also the peak).
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
     fn grow(&mut self, current: usize, desired: usize) -> bool {
         let next = self.used.saturating_sub(current).saturating_add(desired);
         if next > self.limit {
