@@ -168,7 +168,7 @@ async fn main() -> anyhow::Result<()> {
                     (plugin.clone(), runtime.clone(), tool.clone(), arguments.clone());
                 tasks.spawn(async move {
                     let call = CallContext::detached(plugin.name.clone());
-                    let (result, _) = plugin.call_tool(&runtime, &tool, &arguments, call).await;
+                    let (result, _) = plugin.call_tool(&runtime, &tool, &arguments, None, call).await;
                     assert!(matches!(result, Ok(Ok(_))), "the call failed: {result:?}");
                 });
             }
