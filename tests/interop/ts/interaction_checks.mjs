@@ -3,8 +3,10 @@
 //   v2  @modelcontextprotocol/client 2.4.0, versionNegotiation auto (2026-07-28: Warden answers
 //       input_required and the client's MRTR driver retries)
 //   v1  @modelcontextprotocol/sdk 1.32.2 (2025-11-25: Warden sends the requests during the call)
-// against plugins/notes (granted [interaction] elicit and sample by its staged manifest):
-// delete_note's confirmation declined, cancelled and accepted, and summarize_note's sampling.
+// against plugins/notes (granted [interaction] elicit and sample by its manifest): delete_note's
+// confirmation declined, cancelled and accepted, summarize_note's sampling; and two rounds in
+// one call (test_input_required_result_multi_round of tests/plugins/conformance-interactive).
+// Run by tests/interop/python_interaction.sh, with both plugins staged.
 //
 // usage: node interaction_checks.mjs v1|v2 --stdio WARDEN_BINARY PLUGINS_DIR
 //        node interaction_checks.mjs v1|v2 --http URL
@@ -18,6 +20,8 @@ let elicitAnswers = [];
 const asked = [];
 async function onElicit(request) {
   asked.push(['elicit', request.params.message]);
+  if (request.params.message.startsWith('Step 1')) return { action: 'accept', content: { name: 'Alice' } };
+  if (request.params.message.startsWith('Step 2')) return { action: 'accept', content: { color: 'blue' } };
   const [action, content] = elicitAnswers.shift();
   return content === undefined ? { action } : { action, content };
 }
@@ -80,11 +84,17 @@ for (const [action, done] of [['decline', 'declined'], ['cancel', 'cancelled']])
 check(label, 'summarize_note', await call('summarize_note', { name }), [false, ['Two plans for the week.']]);
 elicitAnswers.push(['accept', { confirm: true }]);
 check(label, 'delete_note, accepted', await call('delete_note', { name }), [false, [`Deleted note "${name}".`]]);
+check(label, 'two rounds in one call', await call('test_input_required_result_multi_round', {}), [
+  false,
+  ["Alice's favorite color is blue."]
+]);
 check(label, 'what the client was asked', asked, [
   ['elicit', `Delete note ${name}?`],
   ['elicit', `Delete note ${name}?`],
   ['sample', `200 Summarize the note "${name}":`],
-  ['elicit', `Delete note ${name}?`]
+  ['elicit', `Delete note ${name}?`],
+  ['elicit', 'Step 1: What is your name?'],
+  ['elicit', 'Step 2: What is your favorite color?']
 ]);
 await client.close();
 process.exit(failed ? 1 : 0);
