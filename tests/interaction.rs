@@ -179,14 +179,28 @@ async fn replicas_sharing_a_key_continue_each_others_calls() {
 
 #[tokio::test]
 async fn what_the_operator_did_not_grant_or_the_client_cannot_do_is_never_asked() {
-    // No [interaction]: the plugin hears `refused` and says so; the client is asked nothing.
+    // No [interaction]: the plugin hears `refused` and says so; the client is asked nothing,
+    // and the audit record lists the denial.
     let dir = served(None);
-    let warden = HttpWarden::start(dir.path(), &[]).await;
+    let audit = tempfile::NamedTempFile::new().unwrap();
+    let audit_path = audit.path().to_str().unwrap();
+    let warden = HttpWarden::start(dir.path(), &["--audit-log", audit_path]).await;
     let params = json!({"name": "test_input_required_result_elicitation", "arguments": {}});
     let (status, answer) = post(&warden, "tools/call", params, capabilities()).await;
     assert_eq!(status, 200, "{answer}");
     assert_ne!(answer["result"]["resultType"], "input_required", "{answer}");
     assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let records: Vec<Value> = std::fs::read_to_string(audit.path())
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let record = records.last().expect("the call is audited");
+    assert_eq!(
+        record["denied"],
+        json!(["interaction.elicitation (request `user_name`)"]),
+        "{record}"
+    );
 
     // Granted, but the client lacks sampling and nothing else can be asked: -32021, HTTP 400.
     let dir = served(Some(GRANTED));
