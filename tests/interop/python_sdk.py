@@ -10,6 +10,7 @@ Prints one line per check (`ok` or `FAILED: ...`) and exits 1 if any check faile
 
 import asyncio
 import json
+import logging
 import sys
 import traceback
 
@@ -169,8 +170,23 @@ async def main() -> None:
     else:
         server = StdioServerParameters(command=sys.argv[3], args=["serve", "--plugins", sys.argv[4]])
         transport = "stdio"
+    # Whatever the SDK client logs at warning or above is a failure (e.g. the "Session
+    # termination failed: 202" it once logged at every HTTP session close).
+    complaints: list[str] = []
+
+    class Complaints(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            complaints.append(f"{record.name}: {record.getMessage()}")
+
+    logging.getLogger().addHandler(Complaints(logging.WARNING))
     for mode in ("legacy", "auto"):
         await check_all(server, mode, fx, transport)
+    label = f"python mcp 2.3.0, {transport}"
+    if complaints:
+        failures.append(f"{label}: the client logged {complaints}")
+        print(f"{label}: no warning or error logged by the client: FAILED: {complaints}")
+    else:
+        print(f"{label}: no warning or error logged by the client: ok")
     if failures:
         print(f"python mcp 2.3.0, {transport}: {len(failures)} check(s) FAILED")
         sys.exit(1)
