@@ -348,3 +348,142 @@ async fn list_changed_is_advertised_only_while_watching() {
     assert!(!fixed.tool_names().await.contains(&"version".to_string()));
     fixed.stop().await;
 }
+
+/// A folder updated the way the kubelet updates a mounted ConfigMap (its
+/// AtomicWriter): the files live in a timestamped folder `..<timestamp>/`,
+/// `..data` is a symlink to it, and each visible name is a symlink
+/// `name -> ..data/name`. An update writes a new timestamped folder, points
+/// `..data_tmp` at it, renames that over `..data` (the atomic step), adds
+/// visible symlinks for new names, removes those of names that went, and
+/// deletes the old folder. The visible symlinks of names that stay are never
+/// touched.
+struct ConfigMapVolume {
+    dir: std::path::PathBuf,
+    generation: usize,
+    current: Option<String>,
+    names: Vec<String>,
+}
+
+impl ConfigMapVolume {
+    fn create(dir: &Path, files: &[(&str, Vec<u8>)]) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut volume = Self {
+            dir: dir.to_path_buf(),
+            generation: 0,
+            current: None,
+            names: Vec::new(),
+        };
+        volume.update(files);
+        volume
+    }
+
+    fn update(&mut self, files: &[(&str, Vec<u8>)]) {
+        use std::os::unix::fs::symlink;
+        self.generation += 1;
+        let stamped = format!("..2024_01_01_00_00_{:02}.{}", self.generation, 123456789);
+        std::fs::create_dir(self.dir.join(&stamped)).unwrap();
+        for (name, contents) in files {
+            std::fs::write(self.dir.join(&stamped).join(name), contents).unwrap();
+        }
+        symlink(&stamped, self.dir.join("..data_tmp")).unwrap();
+        std::fs::rename(self.dir.join("..data_tmp"), self.dir.join("..data")).unwrap();
+        let names: Vec<String> = files.iter().map(|(name, _)| name.to_string()).collect();
+        for name in &names {
+            if !self.names.contains(name) {
+                symlink(format!("..data/{name}"), self.dir.join(name)).unwrap();
+            }
+        }
+        for name in &self.names {
+            if !names.contains(name) {
+                std::fs::remove_file(self.dir.join(name)).unwrap();
+            }
+        }
+        if let Some(old) = self.current.replace(stamped) {
+            std::fs::remove_dir_all(self.dir.join(old)).unwrap();
+        }
+        self.names = names;
+    }
+}
+
+/// Calls `big` until its 4000 bytes come back whole (the output limit was
+/// raised), for up to `support::LONG_WAIT`.
+async fn wait_for_big_output(server: &Server) {
+    let deadline = std::time::Instant::now() + support::LONG_WAIT;
+    loop {
+        let big = server.call("big", json!({"bytes": 4000})).await;
+        if !is_error(&big) {
+            assert_eq!(text(&big).len(), 4000);
+            return;
+        }
+        assert!(text(&big).contains("[limits] output"), "{big:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the raised limit was not applied within {:?}; server log:\n{}",
+            support::LONG_WAIT,
+            server.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// The layout of deploy/kubernetes: the components are regular files (copied
+/// into the plugins folder by an init container), the manifests come from a
+/// ConfigMap mounted at `<plugins>/..manifests`, and each `name.toml` is a
+/// symlink `..manifests/name.toml`. Editing the ConfigMap changes a limit
+/// without restarting the pod.
+#[tokio::test]
+async fn a_configmap_swap_of_the_manifests_beside_the_components_is_applied() {
+    let dir = PluginDir::with(&["misbehave"]);
+    let mut manifests = ConfigMapVolume::create(
+        &dir.path().join("..manifests"),
+        &[("misbehave.toml", b"[limits]\noutput = \"1 KiB\"\n".to_vec())],
+    );
+    std::os::unix::fs::symlink("..manifests/misbehave.toml", dir.path().join("misbehave.toml")).unwrap();
+    let server = serve(dir.path(), Era::Handshake, &["-v"]).await;
+    let big = server.call("big", json!({"bytes": 4000})).await;
+    assert!(is_error(&big) && text(&big).contains("[limits] output"), "{big:?}");
+
+    manifests.update(&[("misbehave.toml", b"[limits]\noutput = \"1 MiB\"\n".to_vec())]);
+    wait_for_big_output(&server).await;
+    let log = server.stop().await;
+    // Only the manifest changed: the compiled code was reused.
+    assert!(
+        log.contains("reloaded plugin `misbehave`") && log.contains("(code: reused;"),
+        "{log}"
+    );
+}
+
+/// A ConfigMap (with `binaryData`) mounted as the plugins folder itself:
+/// component and manifest both reach Warden through `..data` symlinks, and a
+/// new component sent through the swap is loaded, with a notification.
+#[tokio::test]
+async fn a_configmap_swap_of_the_whole_plugins_folder_is_applied() {
+    for era in ERAS {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("plugins");
+        let mut volume = ConfigMapVolume::create(
+            &dir,
+            &[
+                ("ver.wasm", bytes("reload-v1")),
+                ("ver.toml", b"[limits]\ntimeout = \"10s\"\n".to_vec()),
+            ],
+        );
+        let server = serve(&dir, era, &[]).await;
+        assert_eq!(version(&server).await, "v1");
+
+        volume.update(&[
+            ("ver.wasm", bytes("reload-v2")),
+            ("ver.toml", b"[limits]\ntimeout = \"10s\"\n".to_vec()),
+        ]);
+        server.wait_for_list_change(0).await;
+        assert_eq!(version(&server).await, "v2", "{era:?}");
+        assert_eq!(text(&server.call("added_in_v2", json!({})).await), "new in v2");
+
+        // A plugin removed from the ConfigMap is unloaded.
+        let seen = server.list_changes();
+        volume.update(&[]);
+        server.wait_for_list_change(seen).await;
+        assert!(!server.tool_names().await.contains(&"version".to_string()), "{era:?}");
+        server.stop().await;
+    }
+}

@@ -100,8 +100,19 @@ pub struct PluginChanges {
     pub rescan: BTreeSet<usize>,
 }
 
+/// The symlink through which Kubernetes serves a mounted ConfigMap or
+/// Secret. The kubelet updates such a volume by writing a new hidden
+/// timestamped folder and renaming a new `..data` symlink over the old one;
+/// the visible names (`name.toml -> ..data/name.toml`) are not touched, so
+/// their plugins get no event of their own.
+const KUBERNETES_DATA: &str = "..data";
+
 /// Maps changed paths to the plugins they may belong to. Hidden files (a
-/// writer's temporary file before its rename) are ignored.
+/// writer's temporary file before its rename) are ignored, except a
+/// Kubernetes `..data` swap, anywhere in the folder (the folder itself is a
+/// ConfigMap volume, or one is mounted in a hidden subfolder its symlinks
+/// point into): any plugin may now read different files, so the whole folder
+/// is looked at again.
 pub fn plugin_changes(roots: &[PathBuf], batch: &Batch) -> PluginChanges {
     let mut changes = PluginChanges::default();
     if batch.rescan {
@@ -112,6 +123,10 @@ pub fn plugin_changes(roots: &[PathBuf], batch: &Batch) -> PluginChanges {
             let Ok(relative) = path.strip_prefix(root) else {
                 continue;
             };
+            if relative.components().any(|c| c.as_os_str() == KUBERNETES_DATA) {
+                changes.rescan.insert(index);
+                continue;
+            }
             let mut components = relative.components();
             let Some(first) = components.next() else {
                 changes.rescan.insert(index);
@@ -210,6 +225,31 @@ mod tests {
             rescan: true,
         };
         assert_eq!(plugin_changes(&roots, &lost).rescan, [0, 1].into());
+    }
+
+    #[test]
+    fn a_kubernetes_data_swap_means_a_rescan() {
+        let roots = [PathBuf::from("/p"), PathBuf::from("/q"), PathBuf::from("/r")];
+        let batch = Batch {
+            paths: [
+                // The ConfigMap is the plugins folder.
+                "/p/..data",
+                "/p/..data_tmp",
+                "/p/..2024_01_01_00_00_00.123/notes.toml",
+                // A ConfigMap mounted in a hidden subfolder.
+                "/q/..manifests/..data",
+                // Other hidden files are still ignored.
+                "/r/.notes.wasm.tmp",
+                "/r/..2024_01_01_00_00_00.123/notes.toml",
+            ]
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
+            rescan: false,
+        };
+        let changes = plugin_changes(&roots, &batch);
+        assert_eq!(changes.rescan, [0, 1].into());
+        assert!(changes.keys.is_empty(), "{:?}", changes.keys);
     }
 
     #[test]
