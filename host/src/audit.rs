@@ -115,36 +115,6 @@ pub struct Timing {
     pub convert_us: u64,
 }
 
-#[cfg(test)]
-mod names {
-    use super::*;
-
-    #[test]
-    fn as_str_is_what_the_log_writes() {
-        use Outcome::*;
-        for outcome in [
-            Ok,
-            ToolError,
-            Trap,
-            Timeout,
-            MemoryLimit,
-            FuelLimit,
-            OutputLimit,
-            HandleLimit,
-            Busy,
-            Cancelled,
-            Unavailable,
-            Rejected,
-            InputRequired,
-        ] {
-            assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.as_str());
-        }
-        for kind in [Kind::ToolCall, Kind::ResourceRead, Kind::PromptGet, Kind::Completion] {
-            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
-        }
-    }
-}
-
 pub fn micros(duration: Duration) -> u64 {
     u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
@@ -180,6 +150,36 @@ impl AuditLog {
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(error) = file.write_all(&line) {
             tracing::error!("cannot write to the audit log: {error}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod names {
+    use super::*;
+
+    #[test]
+    fn as_str_is_what_the_log_writes() {
+        use Outcome::*;
+        for outcome in [
+            Ok,
+            ToolError,
+            Trap,
+            Timeout,
+            MemoryLimit,
+            FuelLimit,
+            OutputLimit,
+            HandleLimit,
+            Busy,
+            Cancelled,
+            Unavailable,
+            Rejected,
+            InputRequired,
+        ] {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.as_str());
+        }
+        for kind in [Kind::ToolCall, Kind::ResourceRead, Kind::PromptGet, Kind::Completion] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
         }
     }
 }
