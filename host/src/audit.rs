@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 /// How a call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Ok,
@@ -34,13 +34,46 @@ pub enum Outcome {
 }
 
 /// What a plugin was asked to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     ToolCall,
     ResourceRead,
     PromptGet,
     Completion,
+}
+
+impl Outcome {
+    /// As the audit log writes it (and `/metrics` labels it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ToolError => "tool-error",
+            Outcome::Trap => "trap",
+            Outcome::Timeout => "timeout",
+            Outcome::MemoryLimit => "memory-limit",
+            Outcome::FuelLimit => "fuel-limit",
+            Outcome::OutputLimit => "output-limit",
+            Outcome::HandleLimit => "handle-limit",
+            Outcome::Busy => "busy",
+            Outcome::Cancelled => "cancelled",
+            Outcome::Unavailable => "unavailable",
+            Outcome::Rejected => "rejected",
+            Outcome::InputRequired => "input-required",
+        }
+    }
+}
+
+impl Kind {
+    /// As the audit log writes it (and `/metrics` labels it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::ToolCall => "tool-call",
+            Kind::ResourceRead => "resource-read",
+            Kind::PromptGet => "prompt-get",
+            Kind::Completion => "completion",
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -117,6 +150,36 @@ impl AuditLog {
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(error) = file.write_all(&line) {
             tracing::error!("cannot write to the audit log: {error}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod names {
+    use super::*;
+
+    #[test]
+    fn as_str_is_what_the_log_writes() {
+        use Outcome::*;
+        for outcome in [
+            Ok,
+            ToolError,
+            Trap,
+            Timeout,
+            MemoryLimit,
+            FuelLimit,
+            OutputLimit,
+            HandleLimit,
+            Busy,
+            Cancelled,
+            Unavailable,
+            Rejected,
+            InputRequired,
+        ] {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.as_str());
+        }
+        for kind in [Kind::ToolCall, Kind::ResourceRead, Kind::PromptGet, Kind::Completion] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
         }
     }
 }

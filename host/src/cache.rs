@@ -42,7 +42,7 @@ pub const MAX_ENTRIES: usize = 256;
 const STALE_TEMPORARY: Duration = Duration::from_secs(3600);
 
 /// Where a component's compiled code came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CodeOrigin {
     /// Compiled now (and written to the cache, when there is one).
     Compiled,

@@ -158,6 +158,12 @@ pub struct ServeArgs {
     #[arg(long, requires = "http")]
     pub stdio: bool,
 
+    /// Serve Prometheus metrics at http://ADDR/metrics, on a listener of its
+    /// own (with stdio or --http). It has no authentication: keep it on
+    /// loopback or a network only the scraper reaches.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
+
     /// HTTP: read the bearer token clients must present from this file.
     #[arg(long, value_name = "FILE", requires = "http", conflicts_with = "token_env")]
     pub token_file: Option<PathBuf>,

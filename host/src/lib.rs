@@ -24,6 +24,7 @@ pub mod grants;
 pub mod loader;
 pub mod manifest;
 pub mod mcp;
+pub mod metrics;
 pub mod naming;
 pub mod param_headers;
 pub mod pinned;

@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use crate::cache::CodeOrigin;
 use crate::catalog::{Catalog, CatalogHandle};
 use crate::loader::{self, Discovered, LoadError, Loader, PluginSource};
+use crate::metrics::{self, LoadEvent};
 use crate::plugin::Plugin;
 use crate::watcher::{Batch, PluginChanges, PluginKey, plugin_changes};
 
@@ -60,6 +61,9 @@ pub struct Summary {
 
 impl Summary {
     fn count(&mut self, origin: CodeOrigin) {
+        if let Some(metrics) = metrics::get() {
+            metrics.code_origin(origin);
+        }
         match origin {
             CodeOrigin::Compiled => self.compiled += 1,
             CodeOrigin::Cache => self.from_cache += 1,
@@ -160,6 +164,7 @@ impl Reconciler {
             } else if let Some(error) = broken.remove(key) {
                 self.failed(key, &error.path, &error.error);
                 summary.failed += 1;
+                plugin_event(LoadEvent::Failed);
             } else {
                 self.failures.remove(key);
                 if let Some(plugin) = self.loaded.remove(key) {
@@ -169,6 +174,7 @@ impl Reconciler {
                         plugin.component_path.display()
                     );
                     summary.unloaded += 1;
+                    plugin_event(LoadEvent::Unloaded);
                 }
             }
         }
@@ -187,11 +193,12 @@ impl Reconciler {
                         let key = by_component[&source.component].clone();
                         summary.loaded += 1;
                         summary.count(plugin.code);
-                        let verb = if self.loaded.contains_key(&key) {
-                            "reloaded"
+                        let (verb, event) = if self.loaded.contains_key(&key) {
+                            ("reloaded", LoadEvent::Reloaded)
                         } else {
-                            "loaded"
+                            ("loaded", LoadEvent::Loaded)
                         };
+                        plugin_event(event);
                         tracing::info!(
                             "{verb} plugin `{}` from {} (code: {}; {} tools)",
                             plugin.name,
@@ -207,6 +214,7 @@ impl Reconciler {
                         let key = by_component[&source.component].clone();
                         self.failed(&key, &source.component, &error);
                         summary.failed += 1;
+                        plugin_event(LoadEvent::Failed);
                     }
                 }
                 Err(error) => tracing::error!("{error:#}"),
@@ -331,6 +339,12 @@ fn key_stem(path: &Path, dir: &Path) -> String {
     match first.strip_suffix(".wasm") {
         Some(stem) if !inside_folder => stem.to_string(),
         _ => first,
+    }
+}
+
+fn plugin_event(event: LoadEvent) {
+    if let Some(metrics) = metrics::get() {
+        metrics.plugin_event(event);
     }
 }
 

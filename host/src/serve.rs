@@ -193,6 +193,10 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             args.plugins.display()
         );
     }
+    if let Some(addr) = args.metrics {
+        // Before loading, so the first loads are counted.
+        crate::metrics::serve(addr).await?;
+    }
     let host = Host::start(HostConfig {
         roots: vec![args.plugins.clone()],
         watch: !args.no_watch,

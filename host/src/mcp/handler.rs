@@ -30,6 +30,7 @@ use super::session::Session;
 use super::tool_call;
 use crate::audit::{self, AuditLog, Kind, Outcome};
 use crate::catalog::CatalogHandle;
+use crate::metrics::{self, CallFacts};
 use crate::plugin::{CompletionRef, Plugin};
 use crate::runtime::contract::types;
 use crate::runtime::{CallContext, CallFailure, CallReport, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
@@ -206,7 +207,7 @@ struct Ended<T> {
 impl<T> Ended<T> {
     /// The plugin asked for input: the client answers and retries.
     fn asking(answer: T, mut report: CallReport, denied: Vec<String>) -> Self {
-        report.denials.extend(denied);
+        report.add_interaction_denials(denied);
         Self {
             answer: Ok(answer),
             outcome: Outcome::InputRequired,
@@ -224,9 +225,10 @@ impl<T> Ended<T> {
             outcome: Outcome::Rejected,
             detail: None,
             timing: None,
-            report: CallReport {
-                denials: denied,
-                ..CallReport::default()
+            report: {
+                let mut report = CallReport::default();
+                report.add_interaction_denials(denied);
+                report
             },
         }
     }
@@ -244,6 +246,14 @@ impl<T> Ended<T> {
             timing: None,
             report,
         }
+    }
+}
+
+/// A request named a tool, prompt, resource or template the catalog does
+/// not hold: counted without the name, which the client chose.
+fn unknown_target(kind: Kind) {
+    if let Some(metrics) = metrics::get() {
+        metrics.unknown_target(kind);
     }
 }
 
@@ -314,6 +324,18 @@ impl WardenServer {
             (None, Ok(_)) => None,
         };
         invocation.audit.record(ended.outcome, detail, &ended.report.denials);
+        if let Some(metrics) = metrics::get() {
+            let audit = &invocation.audit;
+            metrics.call(&CallFacts {
+                kind: audit.kind,
+                plugin: &audit.plugin,
+                target: &audit.target,
+                outcome: ended.outcome,
+                duration: audit.started.elapsed(),
+                timing: ended.timing,
+                denials: ended.report.denied,
+            });
+        }
         ended.answer
     }
 
@@ -550,6 +572,7 @@ impl ServerHandler for WardenServer {
         let catalog = self.shared.catalog.snapshot();
         let uri = request.uri;
         let Some(plugin) = catalog.resource_owner(&uri) else {
+            unknown_target(Kind::ResourceRead);
             return Err(resource_not_found(&uri, None));
         };
         let limit = plugin.prepared.policy.limits.output;
@@ -577,7 +600,7 @@ impl ServerHandler for WardenServer {
                     }
                     Err(error) => return Ended::refused(error, denied),
                 };
-                report.denials.extend(denied);
+                report.add_interaction_denials(denied);
                 let what = format!("a read of `{uri}`");
                 let converted = match reply {
                     Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
@@ -671,6 +694,7 @@ impl ServerHandler for WardenServer {
     ) -> Result<GetPromptResponse, McpError> {
         let catalog = self.shared.catalog.snapshot();
         let Some(entry) = catalog.prompt(&request.name) else {
+            unknown_target(Kind::PromptGet);
             return Err(McpError::invalid_params(
                 format!(
                     "unknown prompt `{}`; call prompts/list for the prompts this server offers",
@@ -720,7 +744,7 @@ impl ServerHandler for WardenServer {
                     }
                     Err(error) => return Ended::refused(error, denied),
                 };
-                report.denials.extend(denied);
+                report.add_interaction_denials(denied);
                 let what = format!("prompt `{}`", request.name);
                 let converted = match reply {
                     Err(failure) => Err((failure.outcome(), failure_error(&failure, plugin, &what))),
@@ -764,6 +788,7 @@ impl ServerHandler for WardenServer {
         let (plugin, reference, target) = match &request.r#ref {
             Reference::Prompt(prompt) => {
                 let Some(entry) = catalog.prompt(&prompt.name) else {
+                    unknown_target(Kind::Completion);
                     return Err(McpError::invalid_params(
                         format!("unknown prompt `{}`", prompt.name),
                         Some(serde_json::json!({ "name": prompt.name })),
@@ -773,6 +798,7 @@ impl ServerHandler for WardenServer {
             }
             Reference::Resource(template) => {
                 let Some(entry) = catalog.template(&template.uri) else {
+                    unknown_target(Kind::Completion);
                     return Err(McpError::invalid_params(
                         format!(
                             "unknown resource template `{}`; call resources/templates/list for the templates",
@@ -830,6 +856,7 @@ impl ServerHandler for WardenServer {
     ) -> Result<CallToolResponse, McpError> {
         let catalog = self.shared.catalog.snapshot();
         let Some(entry) = catalog.tool(&request.name) else {
+            unknown_target(Kind::ToolCall);
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool `{}`; call tools/list for the tools this server offers",

@@ -1,4 +1,5 @@
-//! Counts tool calls in progress, so a graceful shutdown can wait for them.
+//! Counts tool calls in progress, so a graceful shutdown can wait for them
+//! (and `/metrics` can tell how many sandbox instances are in use).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,6 +23,9 @@ pub struct CallGuard(Arc<Inner>);
 impl InFlight {
     pub fn enter(&self) -> CallGuard {
         self.inner.count.fetch_add(1, Ordering::SeqCst);
+        if let Some(metrics) = crate::metrics::get() {
+            metrics.instance_started();
+        }
         CallGuard(self.inner.clone())
     }
 
@@ -43,6 +47,9 @@ impl InFlight {
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
+        if let Some(metrics) = crate::metrics::get() {
+            metrics.instance_ended();
+        }
         if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.idle.notify_waiters();
         }

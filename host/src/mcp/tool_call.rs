@@ -84,7 +84,7 @@ pub async fn run(
     let (reply, mut report) = match driven {
         Ok(Driven::Done(reply, report)) => (reply, report),
         Ok(Driven::InputRequired(asked, mut report)) => {
-            report.denials.extend(denied);
+            report.add_interaction_denials(denied);
             return ToolCall {
                 result: Ok(CallToolResponse::InputRequired(asked)),
                 outcome: Outcome::InputRequired,
@@ -99,16 +99,17 @@ pub async fn run(
                 detail: Some(error.message.to_string()),
                 result: Err(error),
                 outcome: Outcome::Rejected,
-                report: CallReport {
-                    denials: denied,
-                    ..CallReport::default()
+                report: {
+                    let mut report = CallReport::default();
+                    report.add_interaction_denials(denied);
+                    report
                 },
                 validated,
                 converted: Duration::ZERO,
             };
         }
     };
-    report.denials.extend(denied);
+    report.add_interaction_denials(denied);
 
     let converting = Instant::now();
     let tool_desc = format!("`{name}`");

@@ -7,6 +7,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::metrics::{DenialCounts, DenialKind};
+
 /// Refusals kept (and logged) per call.
 const KEPT: usize = 16;
 
@@ -17,11 +19,14 @@ pub struct Denials(Arc<Mutex<Log>>);
 struct Log {
     kept: Vec<String>,
     more: u64,
+    /// Every refusal, kept or not, by kind.
+    counts: DenialCounts,
 }
 
 impl Denials {
-    pub fn record(&self, plugin: &str, message: String) {
+    pub fn record(&self, plugin: &str, kind: DenialKind, message: String) {
         let mut log = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        log.counts.add(kind, 1);
         if log.kept.len() < KEPT {
             tracing::warn!(target: "plugin", plugin, "denied: {message}");
             log.kept.push(message);
@@ -30,16 +35,16 @@ impl Denials {
         }
     }
 
-    /// The refusals so far (with a last line counting those not kept), and
-    /// a fresh start.
-    pub fn take(&self, plugin: &str) -> Vec<String> {
+    /// The refusals so far (with a last line counting those not kept) and
+    /// how many of each kind there were, and a fresh start.
+    pub fn take(&self, plugin: &str) -> (Vec<String>, DenialCounts) {
         let mut log = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
         if log.more > 0 {
             let line = format!("… and {} more refused accesses in this call", log.more);
             tracing::warn!(target: "plugin", plugin, "denied: {line}");
             log.kept.push(line);
         }
-        log.kept
+        (log.kept, log.counts)
     }
 }
 
@@ -51,12 +56,13 @@ mod tests {
     fn a_flood_of_refusals_keeps_a_few_and_counts_the_rest() {
         let denials = Denials::default();
         for i in 0..100_000 {
-            denials.record("p", format!("connect #{i}"));
+            denials.record("p", DenialKind::Socket, format!("connect #{i}"));
         }
-        let taken = denials.take("p");
+        let (taken, counts) = denials.take("p");
+        assert_eq!(counts.get(DenialKind::Socket), 100_000);
         assert_eq!(taken.len(), KEPT + 1);
         assert_eq!(taken[0], "connect #0");
         assert_eq!(taken[KEPT], "… and 99984 more refused accesses in this call");
-        assert!(denials.take("p").is_empty());
+        assert!(denials.take("p").0.is_empty());
     }
 }

@@ -76,7 +76,8 @@ impl Egress {
     /// explanation.
     fn deny(&self, denial: &HttpDenial) -> Error {
         let message = denial.describe(&self.manifest);
-        self.denials.record(&self.plugin, message.clone());
+        self.denials
+            .record(&self.plugin, crate::metrics::DenialKind::Http, message.clone());
         Error::InternalError(Some(message))
     }
 

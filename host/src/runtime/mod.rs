@@ -168,6 +168,17 @@ pub struct CallReport {
     /// Linear memory and tables the instance held at the end (bytes).
     pub memory: usize,
     pub denials: Vec<String>,
+    /// Every refused access, by kind (also those `denials` only counts).
+    pub denied: crate::metrics::DenialCounts,
+}
+
+impl CallReport {
+    /// Adds the interaction requests the manifest did not grant.
+    pub fn add_interaction_denials(&mut self, denied: Vec<String>) {
+        self.denied
+            .add(crate::metrics::DenialKind::Interaction, denied.len() as u64);
+        self.denials.extend(denied);
+    }
 }
 
 /// The interfaces a component may import: what `Backend::new` links.
@@ -371,7 +382,7 @@ impl Runtime {
         // Dropping the future drops the guest's stack: whatever it was doing
         // ends here.
         drop(timed);
-        timings.denials = store.data().denials.take(&plugin_name);
+        (timings.denials, timings.denied) = store.data().denials.take(&plugin_name);
         timings.memory = store.data().limiter.used();
         let Some(result) = result else {
             store.data().finish(&plugin_name);

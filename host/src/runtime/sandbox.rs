@@ -220,6 +220,7 @@ impl Sandbox {
                     let key = if matches!(use_, SocketUse::UdpSend | SocketUse::UdpBind) { "udp" } else { "tcp" };
                     recorded.record(
                         &plugin,
+                        crate::metrics::DenialKind::Socket,
                         format!(
                             "socket access to {addr} ({use_:?}) is not granted; add \"{addr}\" to [network] {key} in {manifest}"
                         ),

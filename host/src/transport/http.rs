@@ -175,6 +175,9 @@ fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToke
             options.body_timeout,
             body_deadline::enforce,
         ))
+        // Outermost, so every answer the router gives is counted (a
+        // connection refused past --max-connections never reaches it).
+        .layer(middleware::from_fn(crate::metrics::count_responses))
 }
 
 #[derive(Clone)]
