@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 use warden::declarations;
-use warden::runtime::bindings::types::Tool;
+use warden::runtime::contract::types::Tool;
 
 pub fn check(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
