@@ -238,6 +238,11 @@ where
                     let answer = ask(peer, asker, kind, request).await;
                     answers.push(types::KeyedAnswer { key, answer });
                 }
+                // Cancelled while the client was being asked: the call ends here,
+                // with no further round.
+                if asker.cancel.is_cancelled() {
+                    return Ok(Driven::Done(Err(CallFailure::Cancelled), report));
+                }
                 input = Some(types::InputAnswers {
                     answers,
                     state: asked.state,
