@@ -184,6 +184,8 @@ where
     Fut: Future<Output = (Result<Result<Reply<T>, types::Error>, CallFailure>, CallReport)>,
 {
     let asks = both(asker.client, granted(asker.grant));
+    // One time limit for all the questions of a call, however many rounds ask.
+    let deadline = tokio::time::Instant::now() + asker.timeout;
     let (mut round, mut input) = resume(asker.codec, binding, retry)?;
     loop {
         let (reply, report) = run(input.take(), asks).await;
@@ -235,7 +237,7 @@ where
             Wire::Session(peer) => {
                 let mut answers = refused_answers(plan.refused);
                 for (key, (kind, request)) in plan.to_ask {
-                    let answer = ask(peer, asker, kind, request).await;
+                    let answer = ask(peer, asker, kind, request, deadline).await;
                     answers.push(types::KeyedAnswer { key, answer });
                 }
                 // Cancelled while the client was being asked: the call ends here,
@@ -492,7 +494,13 @@ fn sampling_content(content: &types::Content) -> Result<Value, String> {
 
 /// Puts one request to the client over its session and waits for the answer,
 /// under the call's cancellation and time limit.
-async fn ask(peer: &Peer<RoleServer>, asker: &Asker<'_>, kind: Kind, request: InputRequest) -> types::InputAnswer {
+async fn ask(
+    peer: &Peer<RoleServer>,
+    asker: &Asker<'_>,
+    kind: Kind,
+    request: InputRequest,
+    deadline: tokio::time::Instant,
+) -> types::InputAnswer {
     let request = match request {
         InputRequest::Elicitation(request) => ServerRequest::ElicitRequest(request),
         InputRequest::CreateMessage(request) => ServerRequest::CreateMessageRequest(request),
@@ -502,7 +510,7 @@ async fn ask(peer: &Peer<RoleServer>, asker: &Asker<'_>, kind: Kind, request: In
     let answered = tokio::select! {
         answered = peer.send_request(request) => answered,
         () = asker.cancel.cancelled() => return types::InputAnswer::Refused("the call was cancelled".into()),
-        () = tokio::time::sleep(asker.timeout) => return types::InputAnswer::Refused("the client did not answer in time".into()),
+        () = tokio::time::sleep_until(deadline) => return types::InputAnswer::Refused("the client did not answer in time".into()),
     };
     let result = match answered {
         Ok(result) => result,
