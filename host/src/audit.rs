@@ -31,6 +31,9 @@ pub enum Outcome {
     /// The plugin asked for input first; the client answers and calls again
     /// (2026-07-28 wire).
     InputRequired,
+    /// The caller's access grant does not reach it (OAuth mode): refused
+    /// before any plugin ran.
+    Forbidden,
 }
 
 /// What a plugin was asked to do.
@@ -60,6 +63,7 @@ impl Outcome {
             Outcome::Unavailable => "unavailable",
             Outcome::Rejected => "rejected",
             Outcome::InputRequired => "input-required",
+            Outcome::Forbidden => "forbidden",
         }
     }
 }
@@ -81,6 +85,9 @@ pub struct Record<'a> {
     /// Seconds since the Unix epoch, with millisecond precision.
     pub time: f64,
     pub plugin: &'a str,
+    /// Who asked (OAuth mode): the access token's subject.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub principal: Option<&'a str>,
     pub kind: Kind,
     /// The tool or prompt name, the resource URI, or for a completion the
     /// prompt name or URI template.

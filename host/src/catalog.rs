@@ -267,14 +267,20 @@ impl Catalog {
     /// The plugin that serves `uri`: the one that lists it, else the one
     /// whose most specific template matches it.
     pub fn resource_owner(&self, uri: &str) -> Option<&Arc<Plugin>> {
+        self.resource_source(uri).map(|(plugin, _)| plugin)
+    }
+
+    /// The plugin that serves `uri`, and the template it matched (none for
+    /// a resource the plugin lists).
+    pub fn resource_source(&self, uri: &str) -> Option<(&Arc<Plugin>, Option<&str>)> {
         if let Some(&i) = self.resource_index.get(uri) {
-            return Some(&self.resources[i].plugin);
+            return Some((&self.resources[i].plugin, None));
         }
         self.template_order
             .iter()
             .map(|&i| &self.templates[i])
             .find(|t| t.decl().matcher.matches(uri).is_some())
-            .map(|t| &t.plugin)
+            .map(|t| (&t.plugin, Some(t.decl().template.uri_template.as_str())))
     }
 }
 

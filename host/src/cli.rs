@@ -172,6 +172,28 @@ pub struct ServeArgs {
     #[arg(long, value_name = "NAME", requires = "http")]
     pub token_env: Option<String>,
 
+    /// HTTP, OAuth mode: accept access tokens (JWTs) from this authorization
+    /// server, given as its issuer identifier; its metadata is found by RFC
+    /// 8414 or OpenID discovery, and its keys from its `jwks_uri`.
+    #[arg(long, value_name = "URL", requires_all = ["http", "resource", "access"], conflicts_with_all = ["token_file", "token_env"])]
+    pub oauth_issuer: Option<String>,
+
+    /// HTTP, OAuth mode: Warden's canonical resource URI (such as
+    /// https://warden.example.com/mcp), the audience tokens must be issued
+    /// for (RFC 8707).
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    pub resource: Option<String>,
+
+    /// HTTP, OAuth mode: the access policy (TOML) mapping token scopes or
+    /// claims to the plugins, tools, resources and prompts each principal
+    /// may use (see docs/security.md).
+    #[arg(long, value_name = "FILE", requires = "oauth_issuer")]
+    pub access: Option<PathBuf>,
+
+    /// HTTP, OAuth mode: the signature algorithms accepted (comma-separated).
+    #[arg(long, value_name = "LIST", default_value = crate::auth::oauth::DEFAULT_ALGORITHMS, requires = "oauth_issuer")]
+    pub oauth_algorithms: String,
+
     /// HTTP: allow listening on a non-loopback address without a token. Only for
     /// deployments where something in front of Warden authenticates every client.
     #[arg(long, requires = "http")]
@@ -230,7 +252,7 @@ pub struct ServeArgs {
     pub max_subscriptions: usize,
 
     /// HTTP: let `GET /readyz` tell anyone how many plugins and tools are
-    /// loaded (by default only callers with the bearer token learn it).
+    /// loaded (by default only authenticated callers learn it).
     #[arg(long, requires = "http")]
     pub public_readyz: bool,
 

@@ -10,8 +10,10 @@
 //! `reconciler` reloads them, swaps in a new catalog and notifies clients.
 //! `dev` adds a build of the plugin's crate in front of that loop.
 
+pub mod access;
 pub mod annotations;
 pub mod audit;
+pub mod auth;
 pub mod cache;
 pub mod call;
 pub mod catalog;

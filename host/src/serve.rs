@@ -11,7 +11,9 @@ use notify::RecursiveMode;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 
+use crate::access::Policy;
 use crate::audit::AuditLog;
+use crate::auth::oauth::{self, OAuth, OAuthSettings};
 use crate::cache::{self, CodeCache};
 use crate::catalog::{CatalogHandle, ListChanges};
 use crate::cli::{CacheArgs, ServeArgs};
@@ -179,9 +181,11 @@ pub fn open_cache(args: &CacheArgs) -> Option<CodeCache> {
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
-    let http = args.http.map(|addr| http_options(&args, addr)).transpose()?;
-    if let Some(options) = &http {
-        // Fail before loading anything when the configuration is unsafe.
+    let mut http = args.http.map(|addr| http_options(&args, addr)).transpose()?;
+    if let Some(options) = &mut http {
+        // Fail before loading anything when the configuration is unsafe,
+        // or the authorization server cannot be reached.
+        options.oauth = oauth(&args).await?;
         options.check()?;
     }
     let serves_stdio = http.is_none() || args.stdio;
@@ -225,6 +229,24 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     }
 }
 
+/// OAuth mode's settings, checked, and the authorization server's metadata
+/// and keys, fetched.
+async fn oauth(args: &ServeArgs) -> Result<Option<Arc<OAuth>>> {
+    let (Some(issuer), Some(resource), Some(access)) = (&args.oauth_issuer, &args.resource, &args.access) else {
+        return Ok(None);
+    };
+    let settings = OAuthSettings {
+        issuer: issuer.clone(),
+        resource: resource.clone(),
+        algorithms: oauth::parse_algorithms(&args.oauth_algorithms)?,
+        policy: Policy::load(access)?,
+    };
+    let oauth = OAuth::discover(settings)
+        .await
+        .with_context(|| format!("OAuth mode: cannot use the authorization server {issuer}"))?;
+    Ok(Some(Arc::new(oauth)))
+}
+
 fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOptions> {
     let token = match (&args.token_file, &args.token_env) {
         (Some(path), _) => Some(
@@ -244,6 +266,7 @@ fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOpti
     Ok(HttpOptions {
         addr,
         token,
+        oauth: None,
         insecure_no_auth: args.insecure_no_auth,
         allowed_hosts: args.allowed_hosts.clone(),
         allowed_origins: args.allowed_origins.clone(),

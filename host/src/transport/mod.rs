@@ -1,8 +1,10 @@
 //! Transports: how MCP messages reach the handler.
 
+mod authenticate;
 mod body_deadline;
 mod connections;
 pub mod http;
+mod scope_check;
 mod sessions;
 pub mod stdio;
 mod write_deadline;

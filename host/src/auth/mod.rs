@@ -1,0 +1,27 @@
+//! Who is calling, on the HTTP transport: nobody in particular (loopback,
+//! or an authenticating proxy in front), the holder of the one bearer token
+//! (`--token-file`), or, in OAuth mode (`--oauth-issuer`), the subject of a
+//! JWT access token, with what the access policy grants them.
+//!
+//! Tokens end here: nothing about them reaches a plugin.
+
+pub mod fetch;
+pub mod jwks;
+pub mod oauth;
+pub mod resource_metadata;
+
+use crate::access::{Grant, Target};
+
+/// An authenticated caller in OAuth mode.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    /// The token's `sub`: audited with each call.
+    pub subject: String,
+    pub grant: Grant,
+}
+
+impl Principal {
+    pub fn allows(&self, target: Target<'_>) -> bool {
+        self.grant.allows(target)
+    }
+}
