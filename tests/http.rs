@@ -507,3 +507,60 @@ async fn mcp_param_headers_must_agree_with_the_body() {
         assert_eq!(message["error"]["code"], -32020, "{refused:?}: {message}");
     }
 }
+
+/// W3C trace context: a `traceparent` in `_meta` (2026-07-28) or in the HTTP header reaches
+/// the call's log lines (the plugin's own `host.log` included) and its audit record; a
+/// malformed one is ignored.
+#[tokio::test]
+async fn traceparent_reaches_the_logs_and_the_audit_record() {
+    let dir = PluginDir::with(&["misbehave"]);
+    let audit = dir.path().join("audit.jsonl");
+    let warden = HttpWarden::start(dir.path(), &["--audit-log", audit.to_str().unwrap()]).await;
+    let in_meta = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let in_header = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00";
+    let send = async |meta: Option<&str>, header: Option<&str>| {
+        let mut meta_object = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        if let Some(value) = meta {
+            meta_object["traceparent"] = json!(value);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "log", "arguments": {}, "_meta": meta_object}});
+        let mut request = raw_post(&warden.url)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "log");
+        if let Some(value) = header {
+            request = request.header("traceparent", value);
+        }
+        let response = request.body(body.to_string()).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert!(response.text().await.unwrap().contains("logged"));
+    };
+    send(Some(in_meta), None).await;
+    send(None, Some(in_header)).await;
+    send(Some("00-not-a-trace-01"), None).await;
+    let traces: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["traceparent"].clone())
+        .collect();
+    assert_eq!(traces, [json!(in_meta), json!(in_header), Value::Null]);
+    let log = warden.log();
+    let plugin_lines: Vec<&str> = log.lines().filter(|l| l.contains("hello from the plugin")).collect();
+    assert_eq!(plugin_lines.len(), 3, "{log}");
+    assert!(
+        plugin_lines[0].contains("trace_id=4bf92f3577b34da6a3ce929d0e0e4736"),
+        "{}",
+        plugin_lines[0]
+    );
+    assert!(
+        plugin_lines[1].contains("trace_id=0af7651916cd43dd8448eb211c80319c"),
+        "{}",
+        plugin_lines[1]
+    );
+    assert!(!plugin_lines[2].contains("trace_id"), "{}", plugin_lines[2]);
+}

@@ -88,6 +88,9 @@ pub struct Record<'a> {
     /// Who asked (OAuth mode): the access token's subject.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub principal: Option<&'a str>,
+    /// The W3C `traceparent` the request carried (`_meta` or header).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<&'a str>,
     pub kind: Kind,
     /// The tool or prompt name, the resource URI, or for a completion the
     /// prompt name or URI template.

@@ -19,6 +19,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionConte
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::content::{self, ContentError};
 use super::in_flight::{CallGuard, InFlight};
@@ -28,6 +29,7 @@ use super::notifier::Notifier;
 use super::pagination;
 use super::session::Session;
 use super::tool_call;
+use super::trace_context::TraceParent;
 use crate::access::Target;
 use crate::audit::{self, AuditLog, Kind, Outcome};
 use crate::auth::Principal;
@@ -74,6 +76,7 @@ struct Audit<'a> {
     log: Option<&'a AuditLog>,
     plugin: Arc<str>,
     principal: Option<Arc<Principal>>,
+    trace: Option<TraceParent>,
     kind: Kind,
     target: String,
     argument_bytes: usize,
@@ -89,6 +92,7 @@ impl Audit<'_> {
                 time: audit::now(),
                 plugin: &self.plugin,
                 principal: self.principal.as_ref().map(|p| p.subject.as_str()),
+                traceparent: self.trace.as_ref().map(TraceParent::as_str),
                 kind: self.kind,
                 target: &self.target,
                 tool,
@@ -122,6 +126,16 @@ fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<Principal>> {
         .extensions
         .get::<Arc<Principal>>()
         .cloned()
+}
+
+/// The request's W3C trace context: `_meta.traceparent`, else the HTTP header.
+fn trace(context: &RequestContext<RoleServer>) -> Option<TraceParent> {
+    let header = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("traceparent"))
+        .and_then(|value| value.to_str().ok());
+    TraceParent::of_request(context.meta.get_traceparent(), header)
 }
 
 /// Whether the request's principal (if any) may use `target`.
@@ -346,7 +360,15 @@ impl WardenServer {
         body: impl AsyncFnOnce(CallContext, Instant) -> Ended<T>,
     ) -> Result<T, McpError> {
         let mut invocation = self.invocation(plugin, context, kind, target, argument_bytes);
-        let ended = body(invocation.call.clone(), invocation.audit.started).await;
+        // Every log line of the call (Warden's and the plugin's) carries the
+        // client's trace id.
+        let span = match &invocation.audit.trace {
+            Some(trace) => tracing::info_span!("call", trace_id = %trace.trace_id()),
+            None => tracing::Span::none(),
+        };
+        let ended = body(invocation.call.clone(), invocation.audit.started)
+            .instrument(span)
+            .await;
         // The sandbox (and its event sender) is gone: flush progress and logs
         // before the response, never after it.
         invocation.flush().await;
@@ -408,6 +430,7 @@ impl WardenServer {
                 target: target.to_string(),
                 argument_bytes,
                 principal: principal(context),
+                trace: trace(context),
                 started: Instant::now(),
                 timing: None,
             },

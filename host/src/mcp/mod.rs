@@ -11,6 +11,7 @@ mod pagination;
 mod session;
 mod subscription_limits;
 pub mod tool_call;
+pub mod trace_context;
 
 pub use handler::{Shared, WardenServer};
 pub use in_flight::InFlight;

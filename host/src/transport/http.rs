@@ -348,7 +348,15 @@ async fn check_scope(gate: &Gate, principal: &crate::auth::Principal, request: R
                 .into_response());
         }
     };
-    if let Some(refused) = scope_check::refusal(&gate.shared, principal, &oauth.settings.policy, metadata, &bytes) {
+    let traceparent = parts.headers.get("traceparent").and_then(|v| v.to_str().ok());
+    if let Some(refused) = scope_check::refusal(
+        &gate.shared,
+        principal,
+        &oauth.settings.policy,
+        metadata,
+        traceparent,
+        &bytes,
+    ) {
         return Err(refused);
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))

@@ -18,6 +18,7 @@ use crate::auth::Principal;
 use crate::auth::resource_metadata::ResourceMetadata;
 use crate::catalog::Catalog;
 use crate::mcp::Shared;
+use crate::mcp::trace_context::TraceParent;
 use crate::metrics::{self, CallFacts};
 
 #[derive(Deserialize)]
@@ -63,6 +64,7 @@ pub fn refusal(
     principal: &Principal,
     policy: &Policy,
     metadata: &ResourceMetadata,
+    traceparent_header: Option<&str>,
     body: &[u8],
 ) -> Option<Response> {
     let message: Message = serde_json::from_slice(body).ok()?;
@@ -73,6 +75,8 @@ pub fn refusal(
         return None;
     }
     let scopes = policy.scopes_for(target);
+    let meta = message.params.pointer("/_meta/traceparent").and_then(Value::as_str);
+    let trace = TraceParent::of_request(meta, traceparent_header);
     let what = match invocation.kind {
         Kind::ToolCall => "tool",
         Kind::PromptGet | Kind::Completion if invocation.name.is_some() => "prompt",
@@ -81,6 +85,7 @@ pub fn refusal(
     let why = format!("your access does not include the {what} `{}`", invocation.target);
     tracing::info!(
         principal = principal.subject,
+        trace_id = trace.as_ref().map(TraceParent::trace_id).unwrap_or_default(),
         plugin = &*invocation.plugin,
         "refused {} of `{}`: not in the caller's grant",
         invocation.kind.as_str(),
@@ -91,6 +96,7 @@ pub fn refusal(
             time: audit::now(),
             plugin: &invocation.plugin,
             principal: Some(&principal.subject),
+            traceparent: trace.as_ref().map(TraceParent::as_str),
             kind: invocation.kind,
             target: &invocation.target,
             tool: (invocation.kind == Kind::ToolCall).then_some(invocation.target.as_str()),
