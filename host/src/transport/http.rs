@@ -29,6 +29,7 @@ use super::authenticate::{Authentication, Caller};
 use super::body_deadline;
 use super::connections::{self, ConnectionLimits};
 use super::scope_check;
+use super::session_owners::SessionOwners;
 use super::sessions::{self, BoundedSessions};
 use crate::auth::oauth::OAuth;
 use crate::auth::resource_metadata::{self, ResourceMetadata};
@@ -117,6 +118,7 @@ pub async fn serve(
         authentication,
         shared: shared.clone(),
         max_body_bytes: options.max_body_bytes,
+        owners: SessionOwners::new(),
         requests: Arc::new(Semaphore::new(options.max_concurrent_requests)),
         draining: CancellationToken::new(),
         sessions: Arc::new(BoundedSessions::new(options.max_sessions, options.session_idle_timeout)),
@@ -259,6 +261,8 @@ struct Gate {
     authentication: Authentication,
     shared: Arc<Shared>,
     max_body_bytes: usize,
+    /// OAuth mode: which principal opened each 2025-11-25 session.
+    owners: SessionOwners,
     requests: Arc<Semaphore>,
     /// Set on shutdown: new requests are refused while calls finish.
     draining: CancellationToken,
@@ -275,7 +279,23 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
+    let session = request
+        .headers()
+        .get(SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut owner = None;
     if let Caller::Principal(principal) = caller {
+        if let Some(session) = &session
+            && !gate.owners.allows(session, &principal.subject)
+        {
+            tracing::info!(
+                principal = principal.subject,
+                "refused another principal's session; answered as if it did not exist"
+            );
+            return (StatusCode::NOT_FOUND, "session not found\n").into_response();
+        }
+        owner = Some(principal.subject.clone());
         request = match check_scope(&gate, &principal, request).await {
             Ok(request) => request,
             Err(refused) => return refused,
@@ -307,6 +327,11 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
     let (response, refused) = sessions::refusing(next.run(request)).await;
     if refused {
         return sessions_full(&gate);
+    }
+    if let (Some(subject), None) = (&owner, &session)
+        && let Some(created) = response.headers().get(SESSION_ID).and_then(|v| v.to_str().ok())
+    {
+        gate.owners.record(created, subject, &gate.sessions).await;
     }
     // rmcp answers a session's end with 202 Accepted; the official clients
     // expect 200 or 204 (the Python SDK logs every 202 as a failed
@@ -361,6 +386,8 @@ async fn check_scope(gate: &Gate, principal: &crate::auth::Principal, request: R
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }
+
+const SESSION_ID: &str = "mcp-session-id";
 
 /// The answer to an `initialize` that would open one session too many.
 fn sessions_full(gate: &Gate) -> Response {

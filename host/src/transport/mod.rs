@@ -5,6 +5,7 @@ mod body_deadline;
 mod connections;
 pub mod http;
 mod scope_check;
+mod session_owners;
 mod sessions;
 pub mod stdio;
 mod write_deadline;

@@ -148,7 +148,7 @@ try {
     const client = new Client({ name: `oauth-${clientId}`, version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: provider });
     await client.connect(transport);
-    return { client, provider };
+    return { client, provider, transport };
   }
   const alice = await connect('alice', 'text');
   const aliceTools = (await alice.client.listTools()).tools.map((t) => t.name).sort();
@@ -192,6 +192,25 @@ try {
   const unknown = await post(bobToken, 'tools/call', { name: 'no_such_tool', arguments: {} }, 'no_such_tool');
   check('an unknown tool is the handler\'s error, not a 403', unknown.status === 200 && unknown.text.includes('unknown tool'),
     `${unknown.status} ${unknown.text}`);
+
+  // --- A 2025-11-25 session belongs to whoever opened it ----------------------------
+  const aliceSession = alice.transport.sessionId;
+  const hijack = (method, body) => fetch(resource, {
+    method,
+    headers: {
+      authorization: `Bearer ${bobToken}`, 'content-type': 'application/json',
+      accept: method === 'GET' ? 'text/event-stream' : 'application/json, text/event-stream',
+      'mcp-session-id': aliceSession, 'mcp-protocol-version': '2025-11-25',
+    },
+    body,
+  });
+  check('alice has a 2025-11-25 session', typeof aliceSession === 'string' && aliceSession.length > 0, String(aliceSession));
+  const stolenPost = await hijack('POST', JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }));
+  check("bob's token on alice's session: 404", stolenPost.status === 404, `${stolenPost.status}`);
+  const stolenStream = await hijack('GET');
+  check("bob opening alice's stream: 404", stolenStream.status === 404, `${stolenStream.status}`);
+  const stillAlice = (await alice.client.listTools()).tools.length;
+  check("alice's session still works", stillAlice === 3, `${stillAlice}`);
 
   // --- Tokens that must be refused: 401 invalid_token, nothing reaches a plugin ---
   const now = Math.floor(Date.now() / 1000);
