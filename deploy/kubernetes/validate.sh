@@ -41,5 +41,29 @@ print(f"OK: {path} (resources: {', '.join(doc['resources'])})")
 PY
 fi
 
+# The OAuth overlay: its ConfigMap, and the Deployment as kustomize would patch
+# it (its JSON 6902 patch applied with the jsonpatch package), both validated
+# like the rest; the access policy itself is parsed by `warden serve` at start.
+if [[ $# -eq 0 ]]; then
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "jsonpatch==1.33"
+    patched="$venv/deployment-oauth.yaml"
+    "$venv/bin/python" - "$here" "$patched" <<'PY'
+import os, sys, yaml, jsonpatch
+here, out = sys.argv[1], sys.argv[2]
+overlay = yaml.safe_load(open(os.path.join(here, "oauth", "kustomization.yaml")))
+missing = [r for r in overlay.get("resources", []) if not os.path.exists(os.path.join(here, "oauth", r))]
+if overlay.get("kind") != "Kustomization" or missing:
+    sys.exit(f"oauth/kustomization.yaml: not a Kustomization, or names missing files: {missing}")
+deployment = yaml.safe_load(open(os.path.join(here, "deployment.yaml")))
+patch = jsonpatch.JsonPatch(yaml.safe_load(open(os.path.join(here, "oauth", "deployment-patch.yaml"))))
+patched = patch.apply(deployment)
+args = patched["spec"]["template"]["spec"]["containers"][0]["args"]
+assert "--oauth-issuer" in args and "--token-file" not in args, args
+yaml.safe_dump(patched, open(out, "w"))
+print(f"OK: oauth overlay patches the Deployment ({out})")
+PY
+    files+=("$here/oauth/access-configmap.yaml" "$patched")
+fi
+
 echo "kubernetes-validate $TOOL_VERSION, Kubernetes $KUBERNETES_VERSION, strict"
 "$venv/bin/kubernetes-validate" --strict --kubernetes-version "$KUBERNETES_VERSION" "${files[@]}"

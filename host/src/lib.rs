@@ -9,6 +9,8 @@
 //! the `cache`; tools are served with the `annotations` its grants make true. While serving, the `watcher` reports changed files and the
 //! `reconciler` reloads them, swaps in a new catalog and notifies clients.
 //! `dev` adds a build of the plugin's crate in front of that loop.
+//! Over HTTP, `auth` says who a request is from (in OAuth mode, a principal)
+//! and `access` what they may use.
 
 pub mod access;
 pub mod annotations;

@@ -85,7 +85,7 @@ pub fn refusal(
     let why = format!("your access does not include the {what} `{}`", invocation.target);
     tracing::info!(
         principal = principal.subject,
-        trace_id = trace.as_ref().map(TraceParent::trace_id).unwrap_or_default(),
+        trace_id = trace.as_ref().map(TraceParent::trace_id),
         plugin = &*invocation.plugin,
         "refused {} of `{}`: not in the caller's grant",
         invocation.kind.as_str(),
