@@ -190,6 +190,34 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// The names the policy grants that nothing in `catalog` has: a typo
+    /// grants nothing, silently, so the operator is told at start.
+    pub fn unmatched(&self, catalog: &crate::catalog::Catalog) -> Vec<String> {
+        let mut missing = BTreeSet::new();
+        for grant in self.rules.iter().map(|rule| &rule.grant) {
+            for plugin in &grant.plugins {
+                if !catalog.plugins().iter().any(|p| &*p.name == plugin) {
+                    missing.insert(format!("plugin `{plugin}`"));
+                }
+            }
+            for tool in grant.tools.iter().filter(|t| catalog.tool(t).is_none()) {
+                missing.insert(format!("tool `{tool}`"));
+            }
+            for prompt in grant.prompts.iter().filter(|p| catalog.prompt(p).is_none()) {
+                missing.insert(format!("prompt `{prompt}`"));
+            }
+            for resource in &grant.resources {
+                let listed = catalog.resources().iter().any(|r| &r.decl().resource.uri == resource);
+                if !listed && catalog.template(resource).is_none() {
+                    missing.insert(format!("resource `{resource}`"));
+                }
+            }
+        }
+        missing.into_iter().collect()
+    }
+}
+
 impl Rule {
     fn from_file(rule: RuleFile) -> Result<Self> {
         let condition = match (rule.scope, rule.claim, rule.value) {

@@ -212,6 +212,15 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         state_key: args.state_key_file.clone(),
     })
     .await?;
+    if let Some(oauth) = http.as_ref().and_then(|options| options.oauth.as_ref()) {
+        let unmatched = oauth.settings.policy.unmatched(&host.shared.catalog.snapshot());
+        if !unmatched.is_empty() {
+            tracing::warn!(
+                "the access policy grants what no loaded plugin serves (a typo, or a plugin not loaded yet): {}",
+                unmatched.join(", ")
+            );
+        }
+    }
     match http {
         None => host.serve_stdio().await,
         Some(options) => {

@@ -74,6 +74,11 @@ resources = ["snippets://{language}/{name}"]
 [[allow]]
 scope = "snippets-all"
 plugins = ["snippets"]
+
+# A typo: grants nothing, and Warden says so at start.
+[[allow]]
+scope = "typo"
+tools = ["slugfy"]
 `);
 const audit = join(workDir, 'oauth-audit.jsonl');
 writeFileSync(audit, '');
@@ -136,9 +141,12 @@ try {
     const document = await fetch(url).then((r) => r.json());
     check(`protected resource metadata at ${new URL(url).pathname}`,
       document.resource === resource && same(document.authorization_servers, [issuer])
-        && same(document.scopes_supported, ['text', 'clock', 'snippets', 'snippets-all']),
+        && same(document.scopes_supported, ['text', 'clock', 'snippets', 'snippets-all', 'typo']),
       JSON.stringify(document));
   }
+
+  check('a policy name nothing serves is warned about at start',
+    /access policy grants what no loaded plugin serves.*tool `slugfy`/.test(logText), logText.slice(0, 2000));
 
   // --- Two principals, each with their own SDK client and token -------------------
   async function connect(clientId, scope) {
