@@ -14,6 +14,7 @@ use rmcp::service::ServerInitializeError;
 use crate::access::Policy;
 use crate::audit::AuditLog;
 use crate::auth::oauth::{self, OAuth, OAuthSettings};
+use crate::auth::policy_file;
 use crate::cache::{self, CodeCache};
 use crate::catalog::{CatalogHandle, ListChanges};
 use crate::cli::{CacheArgs, ServeArgs};
@@ -212,8 +213,11 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         state_key: args.state_key_file.clone(),
     })
     .await?;
-    if let Some(oauth) = http.as_ref().and_then(|options| options.oauth.as_ref()) {
-        let unmatched = oauth.settings.policy.unmatched(&host.shared.catalog.snapshot());
+    // Lives as long as the server: the policy is reloaded when its file changes.
+    let mut _policy_watch = None;
+    if let (Some(oauth), Some(access)) = (http.as_ref().and_then(|options| options.oauth.as_ref()), &args.access) {
+        _policy_watch = Some(policy_file::watch(access, oauth.clone())?);
+        let unmatched = oauth.policy().unmatched(&host.shared.catalog.snapshot());
         if !unmatched.is_empty() {
             tracing::warn!(
                 "the access policy grants what no loaded plugin serves (a typo, or a plugin not loaded yet): {}",

@@ -8,6 +8,7 @@
 pub mod fetch;
 pub mod jwks;
 pub mod oauth;
+pub mod policy_file;
 pub mod resource_metadata;
 
 use crate::access::{Grant, Target};

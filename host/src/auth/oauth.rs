@@ -6,7 +6,10 @@
 
 use std::str::FromStr;
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result, bail};
+use arc_swap::ArcSwap;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
@@ -24,6 +27,7 @@ pub struct OAuthSettings {
     /// Warden's canonical resource URI: the audience tokens must name.
     pub resource: String,
     pub algorithms: Vec<Algorithm>,
+    /// The access policy at start; `OAuth::policy` is the current one.
     pub policy: Policy,
 }
 
@@ -71,6 +75,8 @@ pub fn check_resource(resource: &str) -> Result<http::Uri> {
 
 pub struct OAuth {
     pub settings: OAuthSettings,
+    /// Replaced whole when the policy file changes (`policy_file`).
+    policy: ArcSwap<Policy>,
     jwks: Jwks,
     validation: Validation,
 }
@@ -117,10 +123,21 @@ impl OAuth {
             settings.resource
         );
         Ok(Self {
+            policy: ArcSwap::from_pointee(settings.policy.clone()),
             settings,
             jwks,
             validation,
         })
+    }
+
+    /// The access policy now in force.
+    pub fn policy(&self) -> Arc<Policy> {
+        self.policy.load_full()
+    }
+
+    /// Puts `policy` in force for every request from now on.
+    pub fn set_policy(&self, policy: Policy) {
+        self.policy.store(Arc::new(policy));
     }
 
     /// The principal a token stands for, or why it is refused (said to the
@@ -167,7 +184,7 @@ impl OAuth {
         };
         Ok(Principal {
             subject: subject.to_string(),
-            grant: self.settings.policy.grant(&claims),
+            grant: self.policy.load().grant(&claims),
         })
     }
 }

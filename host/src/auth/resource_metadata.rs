@@ -5,6 +5,7 @@
 use anyhow::Result;
 
 use super::oauth::{OAuthSettings, check_resource};
+use crate::access::Policy;
 
 /// The metadata document and where it is served.
 pub struct ResourceMetadata {
@@ -13,8 +14,9 @@ pub struct ResourceMetadata {
     pub path: String,
     /// The same, absolute, for `resource_metadata="…"`.
     pub url: String,
-    /// The JSON document.
-    pub document: String,
+    resource: String,
+    issuer: String,
+    algorithms: Vec<String>,
 }
 
 pub const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
@@ -28,23 +30,26 @@ impl ResourceMetadata {
             uri.authority().map_or("", |a| a.as_str())
         );
         let path = format!("{WELL_KNOWN}{}", uri.path().trim_end_matches('/'));
-        let document = serde_json::json!({
-            "resource": settings.resource,
-            "authorization_servers": [settings.issuer],
-            "scopes_supported": settings.policy.scopes(),
-            "bearer_methods_supported": ["header"],
-            "resource_signing_alg_values_supported": settings
-                .algorithms
-                .iter()
-                .map(|a| format!("{a:?}"))
-                .collect::<Vec<_>>(),
-            "resource_name": "Warden",
-        });
         Ok(Self {
             url: format!("{origin}{path}"),
             path,
-            document: format!("{document}\n"),
+            resource: settings.resource.clone(),
+            issuer: settings.issuer.clone(),
+            algorithms: settings.algorithms.iter().map(|a| format!("{a:?}")).collect(),
         })
+    }
+
+    /// The JSON document, with the scopes of the policy now in force.
+    pub fn document(&self, policy: &Policy) -> String {
+        let document = serde_json::json!({
+            "resource": self.resource,
+            "authorization_servers": [self.issuer],
+            "scopes_supported": policy.scopes(),
+            "bearer_methods_supported": ["header"],
+            "resource_signing_alg_values_supported": self.algorithms,
+            "resource_name": "Warden",
+        });
+        format!("{document}\n")
     }
 
     /// For a request without a token: where to learn how to get one.
@@ -109,7 +114,7 @@ mod tests {
             metadata.url,
             "https://warden.example.com/.well-known/oauth-protected-resource/mcp"
         );
-        let document: serde_json::Value = serde_json::from_str(&metadata.document).unwrap();
+        let document: serde_json::Value = serde_json::from_str(&metadata.document(&settings.policy)).unwrap();
         assert_eq!(document["resource"], "https://warden.example.com/mcp");
         assert_eq!(document["authorization_servers"][0], "https://auth.example.com");
         assert_eq!(document["scopes_supported"][0], "notes");

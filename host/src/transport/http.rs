@@ -246,14 +246,14 @@ async fn ready(State(readiness): State<Readiness>, request: Request) -> Response
 
 /// RFC 9728's document: public, like the authorization server's metadata.
 async fn protected_resource(State(gate): State<Arc<Gate>>) -> Response {
-    match gate.authentication.resource_metadata() {
-        Some(metadata) => (
+    match (gate.authentication.resource_metadata(), gate.authentication.oauth()) {
+        (Some(metadata), Some(oauth)) => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/json")],
-            metadata.document.clone(),
+            metadata.document(&oauth.policy()),
         )
             .into_response(),
-        None => StatusCode::NOT_FOUND.into_response(),
+        _ => StatusCode::NOT_FOUND.into_response(),
     }
 }
 
@@ -374,14 +374,8 @@ async fn check_scope(gate: &Gate, principal: &crate::auth::Principal, request: R
         }
     };
     let traceparent = parts.headers.get("traceparent").and_then(|v| v.to_str().ok());
-    if let Some(refused) = scope_check::refusal(
-        &gate.shared,
-        principal,
-        &oauth.settings.policy,
-        metadata,
-        traceparent,
-        &bytes,
-    ) {
+    if let Some(refused) = scope_check::refusal(&gate.shared, principal, &oauth.policy(), metadata, traceparent, &bytes)
+    {
         return Err(refused);
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))

@@ -9,7 +9,7 @@
 // Prints one line per check ("name: ok" / "name: FAILED ..."); exits 1 if any failed.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { SignJWT, generateKeyPair } from 'jose';
@@ -282,6 +282,28 @@ try {
     if (rotatedStatus !== 200) await new Promise((r) => setTimeout(r, 250));
   }
   check('a key added to the JWKS after start is fetched on its first use', rotatedStatus === 200, `${rotatedStatus}`);
+
+  // --- The policy file is reloaded when it changes; a broken one changes nothing ----
+  const replacePolicy = (text) => {
+    writeFileSync(`${policy}.tmp`, text);
+    renameSync(`${policy}.tmp`, policy);
+  };
+  const waitFor = async (predicate) => {
+    for (let i = 0; i < 100; i++) {
+      if (await predicate()) return true;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  };
+  replacePolicy('[[allow]]\nscope = "text"\nplugins = ["text", "clock"\n');
+  check('a broken policy file is reported', await waitFor(() => logText.includes('the policy in force stays')), logText.slice(-1500));
+  const unchanged = (await alice.client.listTools()).tools.length;
+  check('…and the policy in force stays', unchanged === 3, `${unchanged}`);
+  replacePolicy('[[allow]]\nscope = "text"\nplugins = ["text", "clock"]\n');
+  const widened = await waitFor(async () => (await alice.client.listTools()).tools.length === 7);
+  check('an edited policy takes effect without a restart (alice now sees text and clock)', widened);
+  const reloaded = await fetch(metadataUrl).then((r) => r.json());
+  check('the metadata names the new policy\'s scopes', same(reloaded.scopes_supported, ['text']), JSON.stringify(reloaded));
 
   await alice.client.close();
   await bob.client.close();
