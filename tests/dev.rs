@@ -65,11 +65,13 @@ async fn editing_the_source_rebuilds_and_hot_reloads_the_tool() {
 
     // A change to what the tool returns: reloaded, but the list is the same, so the
     // client is told nothing; its next call gets the new answer.
+    // Counted, not just looked for: a reload before the edit (the first build's
+    // own files settling) must not pass for the edit's.
+    let reloads = || server.log().matches("reloaded plugin `hello-dev`").count();
+    let before = reloads();
     edit(&lib, "\"Hello, {}!\"", "\"Howdy, {}!\"");
     server
-        .wait_until_within("the reload", REBUILD, || {
-            server.log().contains("reloaded plugin `hello-dev`").then_some(())
-        })
+        .wait_until_within("the reload", REBUILD, || (reloads() > before).then_some(()))
         .await;
     assert_eq!(text(&server.call("hello", ada.clone()).await), "Howdy, Ada!");
     assert_eq!(server.list_changes(), seen, "the tool list did not change");
