@@ -266,6 +266,12 @@ pub struct ServeArgs {
     /// of this process's own].
     #[arg(long, value_name = "FILE")]
     pub state_key_file: Option<PathBuf>,
+
+    /// HTTP: this replica's name (a-z, 0-9, '-'; up to 32). Every 2025-11-25
+    /// session id it makes starts with `NAME.`, so a proxy can send a session
+    /// to the replica that holds it (README: "Replicas behind nginx").
+    #[arg(long, value_name = "NAME", requires = "http", value_parser = crate::transport::replica::parse_replica_id)]
+    pub replica_id: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -296,6 +296,7 @@ fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOpti
         max_sessions: args.max_sessions.max(1),
         session_idle_timeout: args.session_idle_timeout,
         public_readiness_details: args.public_readyz,
+        replica_id: args.replica_id.clone(),
     })
 }
 

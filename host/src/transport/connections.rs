@@ -9,10 +9,10 @@ use std::time::Duration;
 use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::write_deadline::WriteDeadline;
@@ -44,17 +44,40 @@ too many open connections; retry later\r\n";
 /// before the next: retrying at once would spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
+/// How long a connection accepted just before shutdown has to send its
+/// first request before it is closed: a proxy writes its request right
+/// after connecting, and closing the connection under it would lose the
+/// request (a proxy does not resend a POST it has sent).
+const FIRST_REQUEST_GRACE: Duration = Duration::from_secs(1);
+
 /// Serves `router` on every connection `listener` accepts until `stop` is
-/// cancelled; then stops accepting, lets each connection finish the response
-/// it is writing, and returns once all are closed.
+/// cancelled. Then it accepts the connections already waiting in the
+/// kernel's queue (refusing them would lose requests already sent on them),
+/// closes the listener, so new connections are refused, and tells each
+/// connection to close after the response it is writing (an idle one
+/// closes at once, one younger than `FIRST_REQUEST_GRACE` once it is that
+/// old). Returns once all are closed.
 pub async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimits, stop: CancellationToken) {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
-    let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
         .keep_alive(true);
+    let accept = |stream: TcpStream| {
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            refuse(stream);
+            return;
+        };
+        tokio::spawn(serve_connection(
+            stream,
+            builder.clone(),
+            router.clone(),
+            limits,
+            stop.clone(),
+            slot,
+        ));
+    };
     let mut accept_failing = false;
     loop {
         let (stream, _) = tokio::select! {
@@ -74,26 +97,75 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimi
                 }
             },
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            refuse(stream);
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let stream = WriteDeadline::new(stream, limits.write_timeout);
-        let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                let cause = std::error::Error::source(&error)
-                    .map(|cause| format!(": {cause}"))
-                    .unwrap_or_default();
-                tracing::debug!("HTTP connection closed: {error}{cause}");
-            }
-            drop(slot);
-        });
+        accept(stream);
     }
-    drop(listener);
-    graceful.shutdown().await;
+    let queued = queued_connections(listener);
+    tracing::debug!(
+        "listener closed; {} queued connections accepted while stopping",
+        queued.len()
+    );
+    for stream in queued {
+        accept(stream);
+    }
+    // Every connection holds a slot until it is closed.
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let _ = slots.acquire_many(all).await;
+}
+
+/// Takes every connection waiting in the kernel's accept queue, then closes
+/// the listener. The queue is read with the accept call itself: the
+/// reactor's readiness may not know yet of the last connections, and
+/// closing a listener resets the connections still queued.
+fn queued_connections(listener: TcpListener) -> Vec<TcpStream> {
+    let mut queued = Vec::new();
+    let listener = match listener.into_std() {
+        Ok(listener) => listener,
+        Err(error) => {
+            tracing::warn!("cannot take the connections queued at shutdown: {error}");
+            return queued;
+        }
+    };
+    // Still non-blocking: `accept` fails with WouldBlock once the queue is empty.
+    while let Ok((stream, _)) = listener.accept() {
+        match stream.set_nonblocking(true).and_then(|()| TcpStream::from_std(stream)) {
+            Ok(stream) => queued.push(stream),
+            Err(error) => tracing::debug!("dropped a connection queued at shutdown: {error}"),
+        }
+    }
+    queued
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    builder: http1::Builder,
+    router: Router,
+    limits: ConnectionLimits,
+    stop: CancellationToken,
+    slot: OwnedSemaphorePermit,
+) {
+    let accepted = Instant::now();
+    let _ = stream.set_nodelay(true);
+    let stream = WriteDeadline::new(stream, limits.write_timeout);
+    let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
+    tokio::pin!(connection);
+    let finish = async {
+        stop.cancelled().await;
+        tokio::time::sleep_until(accepted + FIRST_REQUEST_GRACE).await;
+    };
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = finish => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(error) = result {
+        let cause = std::error::Error::source(&error)
+            .map(|cause| format!(": {cause}"))
+            .unwrap_or_default();
+        tracing::debug!("HTTP connection closed: {error}{cause}");
+    }
+    drop(slot);
 }
 
 /// Answers a connection past the cap without reading from it. The write

@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use super::authenticate::{Authentication, Caller};
 use super::body_deadline;
 use super::connections::{self, ConnectionLimits};
+use super::drain;
 use super::scope_check;
 use super::session_owners::SessionOwners;
 use super::sessions::{self, BoundedSessions};
@@ -65,6 +66,8 @@ pub struct HttpOptions {
     /// Whether `/readyz` tells anyone what is loaded; otherwise only callers
     /// with the bearer token (when one is configured) learn it.
     pub public_readiness_details: bool,
+    /// This replica's name: the prefix of its session ids (`--replica-id`).
+    pub replica_id: Option<String>,
 }
 
 impl HttpOptions {
@@ -94,7 +97,8 @@ const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
 /// Serves MCP over HTTP until `shutdown` resolves, then drains: no new
-/// connections, in-flight tool calls get `shutdown_grace` to finish.
+/// connections (the listener closes at once), requests already received
+/// are served, and in-flight tool calls get `shutdown_grace` to finish.
 pub async fn serve(
     shared: Arc<Shared>,
     options: HttpOptions,
@@ -121,7 +125,12 @@ pub async fn serve(
         owners: SessionOwners::new(),
         requests: Arc::new(Semaphore::new(options.max_concurrent_requests)),
         draining: CancellationToken::new(),
-        sessions: Arc::new(BoundedSessions::new(options.max_sessions, options.session_idle_timeout)),
+        sessions: Arc::new(BoundedSessions::new(
+            options.max_sessions,
+            options.session_idle_timeout,
+            options.replica_id.clone(),
+        )),
+        admitting: Arc::default(),
         public_readiness_details: options.public_readiness_details,
     });
     let router = router(shared.clone(), &options, sessions.clone(), gate.clone());
@@ -134,16 +143,15 @@ pub async fn serve(
 
     shutdown.await;
     let grace = options.shutdown_grace;
-    tracing::info!("shutting down: refusing new requests; waiting up to {grace:?} for calls in flight");
+    tracing::info!("shutting down: refusing new connections; waiting up to {grace:?} for calls in flight");
     draining.cancel();
-    if tokio::time::timeout(grace, shared.in_flight.idle()).await.is_err() {
+    stop.cancel();
+    // A call's guard drops when its handler returns, a moment before its
+    // response is written: `quiet` waits that long again before sessions
+    // (whose SSE streams would otherwise stay open) are ended.
+    if !drain::quiet(grace, RESPONSE_FLUSH, &shared.in_flight, &gate.admitting).await {
         tracing::warn!("calls still running after the {grace:?} grace period are abandoned");
     }
-    // A call's guard drops when its handler returns, a moment before its
-    // response is written: let the last responses flush before connections
-    // and sessions (whose SSE streams would otherwise stay open) are closed.
-    tokio::time::sleep(RESPONSE_FLUSH).await;
-    stop.cancel();
     sessions.cancel();
     match tokio::time::timeout(Duration::from_secs(5), server).await {
         Ok(joined) => joined.context("the HTTP server task failed")?,
@@ -181,7 +189,8 @@ fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToke
     );
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn_with_state(gate.clone(), admit));
+        .layer(middleware::from_fn_with_state(gate.clone(), admit))
+        .layer(middleware::from_fn_with_state(gate.admitting.clone(), drain::track));
     let metadata = gate.authentication.resource_metadata().map(|m| {
         Router::new()
             .route(resource_metadata::WELL_KNOWN, get(protected_resource))
@@ -264,9 +273,11 @@ struct Gate {
     /// OAuth mode: which principal opened each 2025-11-25 session.
     owners: SessionOwners,
     requests: Arc<Semaphore>,
-    /// Set on shutdown: new requests are refused while calls finish.
+    /// Set on shutdown: `/readyz` answers 503 while calls finish.
     draining: CancellationToken,
     sessions: Arc<BoundedSessions>,
+    /// Requests being admitted, which the drain waits for.
+    admitting: Arc<drain::Requests>,
     public_readiness_details: bool,
 }
 
@@ -304,13 +315,6 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         // audited with the subject. The token itself goes no further.
         request.extensions_mut().insert(principal);
         request.headers_mut().remove(header::AUTHORIZATION);
-    }
-    if gate.draining.is_cancelled() {
-        let mut response = (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return response;
     }
     let Ok(permit) = gate.requests.clone().try_acquire_owned() else {
         let mut response = (
@@ -456,6 +460,7 @@ mod tests {
             max_sessions: 8,
             session_idle_timeout: Duration::from_secs(300),
             public_readiness_details: false,
+            replica_id: None,
         }
     }
 

@@ -3,7 +3,9 @@
 mod authenticate;
 mod body_deadline;
 mod connections;
+mod drain;
 pub mod http;
+pub mod replica;
 mod scope_check;
 mod session_owners;
 mod sessions;

@@ -2,6 +2,11 @@
 //! `LocalSessionManager`, with a cap on how many live at once and an idle
 //! timeout after which a session is ended.
 //!
+//! With a replica name (`--replica-id`), every session id this process
+//! makes starts with `NAME.`, so a proxy in front of several replicas can
+//! send a session's requests to the replica that holds it (README,
+//! "Replicas behind nginx").
+//!
 //! rmcp answers a session it could not create with a bare `500`; the
 //! refusal is flagged in a task-local so the HTTP layer can answer `503`
 //! with a JSON-RPC error instead (`refusing`).
@@ -11,14 +16,20 @@ use std::time::Duration;
 
 use futures_core::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::WorkerTransport;
+use rmcp::transport::common::server_side_http::session_id;
 use rmcp::transport::streamable_http_server::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, create_local_session,
+};
 use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage, SessionId};
 use std::sync::Arc;
 
 pub struct BoundedSessions {
     inner: LocalSessionManager,
     max: usize,
+    /// The replica name session ids start with (`NAME.`), if any.
+    replica: Option<String>,
     /// Held while counting and creating, so two new sessions cannot both
     /// take the last place.
     creating: tokio::sync::Mutex<()>,
@@ -27,12 +38,14 @@ pub struct BoundedSessions {
 impl BoundedSessions {
     /// At most `max` sessions; one that sees no request for `idle` is ended
     /// (an open GET stream does not count as activity: rmcp's rule).
-    pub fn new(max: usize, idle: Duration) -> Self {
+    /// With `replica`, every session id starts with `replica.`.
+    pub fn new(max: usize, idle: Duration, replica: Option<String>) -> Self {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(idle);
         Self {
             inner,
             max,
+            replica,
             creating: tokio::sync::Mutex::new(()),
         }
     }
@@ -101,7 +114,14 @@ impl SessionManager for BoundedSessions {
             tracing::debug!("refused a new session: {} are open", self.max);
             return Err(SessionsError::Full(self.max));
         }
-        Ok(self.inner.create_session().await?)
+        let Some(replica) = &self.replica else {
+            return Ok(self.inner.create_session().await?);
+        };
+        // What rmcp's own `create_session` does, with the id prefixed.
+        let id: SessionId = format!("{replica}.{}", session_id()).into();
+        let (handle, worker) = create_local_session(id.clone(), self.inner.session_config.clone());
+        self.inner.sessions.write().await.insert(id.clone(), handle);
+        Ok((id, WorkerTransport::spawn(worker)))
     }
 
     async fn initialize_session(
@@ -158,7 +178,7 @@ mod tests {
 
     #[tokio::test]
     async fn sessions_past_the_cap_are_refused_and_flagged() {
-        let sessions = BoundedSessions::new(2, Duration::from_secs(60));
+        let sessions = BoundedSessions::new(2, Duration::from_secs(60), None);
         let (first, _) = sessions.create_session().await.unwrap();
         let (_second, _) = sessions.create_session().await.unwrap();
         let (refused, flagged) = refusing(sessions.create_session()).await;
@@ -169,5 +189,28 @@ mod tests {
         sessions.close_session(&first).await.unwrap();
         let (created, flagged) = refusing(sessions.create_session()).await;
         assert!(created.is_ok() && !flagged, "a closed session frees its place");
+    }
+
+    #[tokio::test]
+    async fn a_replica_name_prefixes_every_session_id() {
+        let sessions = BoundedSessions::new(2, Duration::from_secs(60), Some("r2".into()));
+        let (first, _) = sessions.create_session().await.unwrap();
+        let (second, _) = sessions.create_session().await.unwrap();
+        assert!(
+            first.starts_with("r2.") && second.starts_with("r2."),
+            "{first} {second}"
+        );
+        assert_ne!(first, second);
+        assert!(sessions.has_session(&first).await.unwrap());
+        assert_eq!(sessions.count().await, 2);
+        let (refused, flagged) = refusing(sessions.create_session()).await;
+        assert!(refused.is_err() && flagged, "the cap holds for prefixed ids too");
+        sessions.close_session(&first).await.unwrap();
+        assert!(!sessions.has_session(&first).await.unwrap());
+        let (plain, _) = BoundedSessions::new(1, Duration::from_secs(60), None)
+            .create_session()
+            .await
+            .unwrap();
+        assert!(!plain.contains('.'), "{plain}");
     }
 }
