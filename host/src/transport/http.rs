@@ -290,6 +290,19 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
+    // Before the body is read (OAuth mode reads it here): the cap bounds
+    // how many bodies are held at once.
+    let Ok(permit) = gate.requests.clone().try_acquire_owned() else {
+        let mut response = (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many concurrent requests; retry shortly\n",
+        )
+            .into_response();
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
+    };
     let session = request
         .headers()
         .get(SESSION_ID)
@@ -316,17 +329,6 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         request.extensions_mut().insert(principal);
         request.headers_mut().remove(header::AUTHORIZATION);
     }
-    let Ok(permit) = gate.requests.clone().try_acquire_owned() else {
-        let mut response = (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many concurrent requests; retry shortly\n",
-        )
-            .into_response();
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return response;
-    };
     let ends_session = request.method() == axum::http::Method::DELETE;
     let (response, refused) = sessions::refusing(next.run(request)).await;
     if refused {
