@@ -9,6 +9,7 @@ use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 use support::attacks::audit_lines;
 use support::{ERAS, Era, PluginDir, Server, is_error, serve, text};
+use xtask::component::Spec;
 
 /// Every tool `plain-types` serves: its world-level functions under their own names, the
 /// `describe` function of its `counters` interface, and the over-long name shortened to
@@ -1267,7 +1268,7 @@ async fn types_that_expand_exponentially_are_refused_without_expanding_them() {
     let report = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "{report}");
     assert!(
-        report.contains("bomb") && report.contains("its types expand to more than 20000 schema nodes"),
+        report.contains("bomb") && report.contains("its input schema would hold more than 20000 JSON values or types"),
         "bomb is skipped for its expansion:\n{report}"
     );
 
@@ -1276,5 +1277,254 @@ async fn types_that_expand_exponentially_are_refused_without_expanding_them() {
         assert_eq!(names(&tools(&server).await), ["ok"]);
         assert_eq!(value(&server, "ok", json!({})).await, 42);
         server.stop().await;
+    }
+}
+
+/// Hostile plain components, a few KB each, whose types describe gigabytes of text when
+/// written out at every use; each beside a function that must still serve (`good`, its
+/// tool name), except the one refused whole. (file stem, spec, good tool, what the
+/// refusal must say).
+fn type_text_bombs() -> Vec<(&'static str, Spec, Option<&'static str>, Vec<&'static str>)> {
+    use xtask::component::{Func, Named, Ty};
+    let good = |name: &str| Func {
+        name: name.into(),
+        params: Vec::new(),
+        result: Some(Ty::U8),
+        answer: Some(42),
+    };
+    let bomb = |name: &str, params: Vec<(String, Ty)>| Func {
+        name: name.into(),
+        params,
+        result: None,
+        answer: None,
+    };
+    let kebab = |prefix: &str, length: usize| format!("{prefix}{}", "a".repeat(length - prefix.len()));
+    // An enum with a 5 000-character name in a tuple of 40 tuples of 100: its schema is
+    // small, but its WIT signature (the description) names it 4 000 times, 20 MB.
+    let long_enum = Named::Enum(vec!["a".into()]);
+    let tuples = Ty::Tuple(vec![Ty::Tuple(vec![Ty::Named(0); 100]); 40]);
+    // In an exported interface, as toolchains write one, so that the WIT decoder reads it
+    // and the signature names the type.
+    let enum_tuples = Spec {
+        types: vec![(kebab("e-", 5_000), long_enum)],
+        functions: vec![bomb("tuple-bomb", vec![("x".into(), tuples)]), good("tuple-ok")],
+        interface: Some("test:bombs/api".into()),
+    };
+    // A record of 9 000 fields of one 200-case enum: the schema copies the 200 names
+    // 9 000 times (the 20 000-type bound counted it as 9 001 types).
+    let cases: Vec<String> = (0..200).map(|n| format!("case-number-{n}")).collect();
+    let fields: Vec<(String, Ty)> = (0..9_000).map(|n| (format!("f{n}"), Ty::Named(0))).collect();
+    let enum_record = Spec {
+        types: vec![
+            ("choice".into(), Named::Enum(cases.clone())),
+            ("wide".into(), Named::Record(fields)),
+        ],
+        functions: vec![bomb("record-bomb", vec![("r".into(), Ty::Named(1))]), good("record-ok")],
+        interface: None,
+    };
+    // 60 functions, each taking a record of 70 such enums: about 190 KB of schema each,
+    // under the 256 KiB one schema may take, 11 MB together.
+    let fields: Vec<(String, Ty)> = (0..70).map(|n| (format!("f{n}"), Ty::Named(0))).collect();
+    let many = Spec {
+        types: vec![
+            ("choice".into(), Named::Enum(cases)),
+            ("medium".into(), Named::Record(fields)),
+        ],
+        functions: (0..60)
+            .map(|n| bomb(&format!("part{n:02}"), vec![("r".into(), Ty::Named(1))]))
+            .collect(),
+        interface: None,
+    };
+    // A variant whose 8 cases have names of 90 000 characters (a name may have 100 000),
+    // in a list of tuples of 50: 36 MB of schema from a component of 720 KB.
+    let variant = Named::Variant((0..8).map(|n| (kebab(&format!("c{n}-"), 90_000), None)).collect());
+    let long_variant = Spec {
+        types: vec![("long".into(), variant)],
+        functions: vec![
+            bomb(
+                "variant-bomb",
+                vec![("v".into(), Ty::List(Box::new(Ty::Tuple(vec![Ty::Named(0); 50]))))],
+            ),
+            good("variant-ok"),
+        ],
+        interface: None,
+    };
+    vec![
+        (
+            "enum-tuples",
+            enum_tuples,
+            Some("api_tuple-ok"),
+            vec![
+                "tuple-bomb",
+                "its description would take more than 256 KiB",
+                "MAX_SCHEMA_BYTES",
+            ],
+        ),
+        (
+            "enum-record",
+            enum_record,
+            Some("record-ok"),
+            vec!["record-bomb", "its input schema would", "more than"],
+        ),
+        (
+            "many-functions",
+            many,
+            None,
+            vec![
+                "function `part",
+                "deriving the component's tools would write more than 1048576 bytes",
+                "its load budget",
+            ],
+        ),
+        (
+            "long-variant",
+            long_variant,
+            Some("variant-ok"),
+            vec!["variant-bomb", "its input schema would take more than 256 KiB"],
+        ),
+    ]
+}
+
+/// Runs `warden check FILE` and waits for it with `wait4`, whose resource usage is that
+/// child's alone: its report (stdout), whether it passed, its peak RSS in MiB, how long it took.
+fn check_with_peak(file: &std::path::Path) -> (String, bool, u64, std::time::Duration) {
+    use std::io::Read as _;
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .env(
+            "XDG_CACHE_HOME",
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("warden-test-cache"),
+        )
+        .arg("check")
+        .arg(file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut report = String::new();
+        stdout.read_to_string(&mut report).unwrap();
+        report
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is valid, and `wait4` writes only into the two out-parameters.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4 failed");
+    let passed = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    // ru_maxrss is in KiB on Linux.
+    let peak_mib = usage.ru_maxrss as u64 / 1024;
+    (reader.join().unwrap(), passed, peak_mib, started.elapsed())
+}
+
+/// The most `warden check` may take on a bomb: far above its ordinary ~60 MiB, far below
+/// the gigabytes the bombs made it take before the load budget.
+const CHECK_PEAK_BOUND_MIB: u64 = 200;
+
+#[tokio::test]
+async fn type_text_bombs_are_refused_by_warden_check_quickly_in_little_memory() {
+    let dir = PluginDir::new();
+    for (stem, spec, good, expected) in type_text_bombs() {
+        let bytes = xtask::component::encode(&spec);
+        let file = dir.path().join(format!("{stem}.wasm"));
+        std::fs::write(&file, &bytes).unwrap();
+        let (report, passed, peak, took) = tokio::task::spawn_blocking(move || check_with_peak(&file))
+            .await
+            .unwrap();
+        eprintln!(
+            "{stem}: {} bytes, `warden check` peak RSS {peak} MiB in {took:?}",
+            bytes.len()
+        );
+        for needle in &expected {
+            assert!(report.contains(needle), "{stem}: {needle:?} not in:\n{report}");
+        }
+        match good {
+            // The bomb is skipped; the good function still serves.
+            Some(good) => {
+                assert!(passed, "{stem}:\n{report}");
+                assert!(report.contains(&format!("→ tool `{good}`")), "{stem}:\n{report}");
+                assert!(report.contains("1 function(s) served as tools, 1 skipped"), "{report}");
+            }
+            None => assert!(!passed && report.contains("✗"), "{stem}:\n{report}"),
+        }
+        assert!(peak < CHECK_PEAK_BOUND_MIB, "{stem}: peak RSS {peak} MiB");
+        assert!(took < std::time::Duration::from_secs(60), "{stem}: {took:?}, a hang");
+    }
+}
+
+#[tokio::test]
+async fn type_text_bombs_dropped_into_a_running_server_leave_it_small_and_serving() {
+    let dir = PluginDir::with(&["text"]);
+    let server = serve(dir.path(), Era::Handshake, &[]).await;
+    support::attacks::healthy(&server).await;
+    let before = support::status_kib(server.pid, "VmHWM");
+    let mut changes = server.list_changes();
+    for (stem, spec, good, expected) in type_text_bombs() {
+        dir.replace(&format!("{stem}.wasm"), xtask::component::encode(&spec));
+        match good {
+            Some(good) => {
+                changes = server.wait_for_list_change(changes).await;
+                server
+                    .wait_until(&format!("the line skipping {}", expected[0]), || {
+                        let log = server.log();
+                        (!lines_with(&log, &[expected[0], "is not served as a tool"]).is_empty()).then_some(())
+                    })
+                    .await;
+                assert_eq!(value(&server, good, json!({})).await, 42);
+                let log = server.log();
+                let line = lines_with(&log, &[stem, "is not served as a tool"]);
+                assert!(
+                    line.iter().any(|l| expected.iter().all(|n| l.contains(n))),
+                    "{stem}: {expected:?} not in {line:?}"
+                );
+            }
+            None => {
+                server
+                    .wait_for_log(&format!("skipped plugin {}", dir.path().join(stem).display()))
+                    .await;
+                let log = server.log();
+                let line = lines_with(&log, &["skipped plugin", stem]);
+                assert!(
+                    line.iter().any(|l| expected.iter().all(|n| l.contains(n))),
+                    "{stem}: {expected:?} not in {line:?}"
+                );
+            }
+        }
+        support::attacks::healthy(&server).await;
+    }
+    let grown = support::status_kib(server.pid, "VmHWM").saturating_sub(before);
+    eprintln!("peak RSS grew by {} MiB loading the bombs", grown >> 10);
+    assert!(grown < 200 << 10, "peak RSS grew by {grown} KiB");
+    let mut served = names(&tools(&server).await)
+        .into_iter()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    served.sort();
+    assert_eq!(
+        served,
+        [
+            "api_tuple-ok",
+            "change_case",
+            "record-ok",
+            "slugify",
+            "text_stats",
+            "variant-ok"
+        ]
+    );
+    server.stop().await;
+}
+
+/// Not a test: writes the bombs into `$WARDEN_BOMBS_DIR`, to measure another `warden`
+/// (an older one, say) on them by hand.
+/// `WARDEN_BOMBS_DIR=/tmp/bombs cargo test --test plain -- --ignored write_type_text_bombs`.
+#[test]
+#[ignore]
+fn write_type_text_bombs() {
+    let dir = std::path::PathBuf::from(std::env::var("WARDEN_BOMBS_DIR").expect("WARDEN_BOMBS_DIR"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (stem, spec, ..) in type_text_bombs() {
+        std::fs::write(dir.join(format!("{stem}.wasm")), xtask::component::encode(&spec)).unwrap();
     }
 }

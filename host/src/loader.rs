@@ -453,7 +453,7 @@ fn check_imports(runtime: &Runtime, component: &Component) -> Result<()> {
 /// one is held to the same rules as a declared tool, alone, so one function
 /// with an oversized schema is skipped rather than refusing the rest.
 fn plain_functions(engine: &Engine, component: &Component, bytes: &[u8], plugin: &str) -> Result<PlainExports> {
-    let mut plain = plain::discover(component, engine, bytes);
+    let mut plain = plain::discover(component, engine, bytes)?;
     // Bound the count and sizes before compiling anyone's schema.
     declaration_limits::check(&Declared {
         tools: plain.functions.iter().map(|f| f.declared.clone()).collect(),
@@ -478,10 +478,26 @@ fn plain_functions(engine: &Engine, component: &Component, bytes: &[u8], plugin:
         );
     }
     if plain.functions.is_empty() {
+        // The reasons, so that `warden check` shows why without the log.
+        let reasons: Vec<String> = plain
+            .skipped
+            .iter()
+            .take(3)
+            .map(|s| format!("`{}`: {}", s.export_name, s.reason))
+            .collect();
+        let more = plain.skipped.len().saturating_sub(reasons.len());
+        let skipped = match (reasons.is_empty(), more) {
+            (true, _) => "0 skipped".to_string(),
+            (false, 0) => format!("{} skipped: {}", plain.skipped.len(), reasons.join("; ")),
+            (false, more) => format!(
+                "{} skipped: {}; and {more} more",
+                plain.skipped.len(),
+                reasons.join("; ")
+            ),
+        };
         bail!(
-            "it exports no function that can be served as a tool ({} skipped); a plugin exports \
-             functions, or at least one of {CONTRACT}'s tools, resources or prompts",
-            plain.skipped.len()
+            "it exports no function that can be served as a tool ({skipped}); a plugin exports \
+             functions, or at least one of {CONTRACT}'s tools, resources or prompts"
         );
     }
     Ok(plain)

@@ -4,6 +4,8 @@
 //! Host tests use it too: `build_guests(&repo_root().join("tests/plugins"))`, then
 //! `stage` into a temporary plugins folder.
 
+pub mod component;
+
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use std::collections::HashMap;

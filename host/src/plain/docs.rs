@@ -18,14 +18,20 @@ use anyhow::{Context, Result, bail};
 use wasm_encoder::{ComponentSection as _, CustomSection, Encode as _};
 use wasmparser::Payload;
 use wit_parser::decoding::{DecodedWasm, decode};
-use wit_parser::{Function, PackageMetadata, Resolve, Type, TypeDefKind, WorldId, WorldItem};
+use wit_parser::{Function, InterfaceId, PackageMetadata, Resolve, Type, TypeDefKind, WorldId, WorldItem};
 
-/// Doc comments and WIT signatures (with the component's own type names) by
-/// (exported interface, function).
+use super::budget::{OverBudget, Text};
+
+/// The component's decoded world, for the doc comments and WIT signatures
+/// (with the component's own type names) of what it exports. Nothing is
+/// rendered until asked for, and then under the component's budget: a
+/// signature names a type used a thousand times a thousand times.
 #[derive(Default)]
 pub struct Docs {
-    functions: HashMap<(Option<String>, String), String>,
-    signatures: HashMap<(Option<String>, String), String>,
+    resolve: Resolve,
+    world: Option<WorldId>,
+    /// The exported interfaces by the name functions are looked up with.
+    interfaces: HashMap<String, InterfaceId>,
 }
 
 impl Docs {
@@ -33,7 +39,21 @@ impl Docs {
     /// they cannot be read.
     pub fn read(bytes: &[u8]) -> Self {
         match decode(bytes) {
-            Ok(DecodedWasm::Component(resolve, world)) => Self::of_world(&resolve, world),
+            Ok(DecodedWasm::Component(resolve, world)) => {
+                let interfaces = resolve.worlds[world]
+                    .exports
+                    .iter()
+                    .filter_map(|(key, item)| match item {
+                        WorldItem::Interface { id, .. } => Some((resolve.name_world_key(key), *id)),
+                        _ => None,
+                    })
+                    .collect();
+                Self {
+                    resolve,
+                    world: Some(world),
+                    interfaces,
+                }
+            }
             Ok(DecodedWasm::WitPackage(..)) => Self::default(),
             Err(error) => {
                 tracing::debug!("cannot read the component's WIT documentation: {error:#}");
@@ -42,113 +62,176 @@ impl Docs {
         }
     }
 
-    fn of_world(resolve: &Resolve, world: WorldId) -> Self {
-        let mut docs = Self::default();
-        for (key, item) in &resolve.worlds[world].exports {
-            match item {
-                WorldItem::Function(function) => docs.add(resolve, None, function),
-                WorldItem::Interface { id, .. } => {
-                    let interface = resolve.name_world_key(key);
-                    for function in resolve.interfaces[*id].functions.values() {
-                        docs.add(resolve, Some(&interface), function);
-                    }
-                }
-                WorldItem::Type { .. } => {}
-            }
-        }
-        docs
-    }
-
-    fn add(&mut self, resolve: &Resolve, interface: Option<&str>, function: &Function) {
-        let key = (interface.map(str::to_string), function.name.clone());
-        self.signatures.insert(key.clone(), signature(resolve, function));
-        if let Some(docs) = documented(&function.docs) {
-            self.functions.insert(key, docs);
+    fn find(&self, interface: Option<&str>, function: &str) -> Option<&Function> {
+        match interface {
+            Some(interface) => self.resolve.interfaces[*self.interfaces.get(interface)?]
+                .functions
+                .get(function),
+            None => self.resolve.worlds[self.world?]
+                .exports
+                .values()
+                .find_map(|item| match item {
+                    WorldItem::Function(f) if f.name == function => Some(f),
+                    _ => None,
+                }),
         }
     }
 
-    /// The signature of `function` as its WIT spells it, with type names.
-    pub fn signature(&self, interface: Option<&str>, function: &str) -> Option<&str> {
-        self.signatures
-            .get(&(interface.map(str::to_string), function.to_string()))
-            .map(String::as_str)
+    /// Writes the signature of `function` as its WIT spells it, with type
+    /// names, to `out`; `false` when the docs do not know the function.
+    pub fn signature(&self, interface: Option<&str>, function: &str, out: &mut Text) -> Result<bool, OverBudget> {
+        let Some(function) = self.find(interface, function) else {
+            return Ok(false);
+        };
+        signature(&self.resolve, function, out)?;
+        Ok(true)
     }
 
     /// The doc comment of `function` (in the exported `interface`, if any).
     pub fn function(&self, interface: Option<&str>, function: &str) -> Option<&str> {
-        self.functions
-            .get(&(interface.map(str::to_string), function.to_string()))
-            .map(String::as_str)
+        documented(&self.find(interface, function)?.docs)
+    }
+
+    /// How many exported functions have a doc comment.
+    pub fn documented(&self) -> usize {
+        let Some(world) = self.world else { return 0 };
+        self.resolve.worlds[world]
+            .exports
+            .values()
+            .map(|item| match item {
+                WorldItem::Function(f) => usize::from(documented(&f.docs).is_some()),
+                WorldItem::Interface { id, .. } => self.resolve.interfaces[*id]
+                    .functions
+                    .values()
+                    .filter(|f| documented(&f.docs).is_some())
+                    .count(),
+                WorldItem::Type { .. } => 0,
+            })
+            .sum()
     }
 }
 
 /// `add(a: s64, b: s64) -> s64`, with named types by name.
-fn signature(resolve: &Resolve, function: &Function) -> String {
-    let params: Vec<String> = function
-        .params
-        .iter()
-        .map(|param| format!("{}: {}", param.name, type_name(resolve, &param.ty, 0)))
-        .collect();
-    let mut text = format!("{}({})", function.name, params.join(", "));
-    if let Some(result) = &function.result {
-        text.push_str(" -> ");
-        text.push_str(&type_name(resolve, result, 0));
+fn signature(resolve: &Resolve, function: &Function, out: &mut Text) -> Result<(), OverBudget> {
+    out.push(&function.name)?;
+    out.push("(")?;
+    for (n, param) in function.params.iter().enumerate() {
+        out.push(if n > 0 { ", " } else { "" })?;
+        out.push(&param.name)?;
+        out.push(": ")?;
+        type_name(resolve, &param.ty, 0, out)?;
     }
-    text
+    out.push(")")?;
+    if let Some(result) = &function.result {
+        out.push(" -> ")?;
+        type_name(resolve, result, 0, out)?;
+    }
+    Ok(())
 }
 
-fn type_name(resolve: &Resolve, ty: &Type, depth: usize) -> String {
+/// Writes `ty` by name, or spelled out when it has none (`…` past
+/// `MAX_DEPTH` levels); each type counts as one value, its name as written.
+fn type_name(resolve: &Resolve, ty: &Type, depth: usize, out: &mut Text) -> Result<(), OverBudget> {
+    out.values(1)?;
     let id = match ty {
-        Type::Bool => return "bool".into(),
-        Type::U8 => return "u8".into(),
-        Type::U16 => return "u16".into(),
-        Type::U32 => return "u32".into(),
-        Type::U64 => return "u64".into(),
-        Type::S8 => return "s8".into(),
-        Type::S16 => return "s16".into(),
-        Type::S32 => return "s32".into(),
-        Type::S64 => return "s64".into(),
-        Type::F32 => return "f32".into(),
-        Type::F64 => return "f64".into(),
-        Type::Char => return "char".into(),
-        Type::String => return "string".into(),
-        Type::ErrorContext => return "error-context".into(),
+        Type::Bool => return out.push("bool"),
+        Type::U8 => return out.push("u8"),
+        Type::U16 => return out.push("u16"),
+        Type::U32 => return out.push("u32"),
+        Type::U64 => return out.push("u64"),
+        Type::S8 => return out.push("s8"),
+        Type::S16 => return out.push("s16"),
+        Type::S32 => return out.push("s32"),
+        Type::S64 => return out.push("s64"),
+        Type::F32 => return out.push("f32"),
+        Type::F64 => return out.push("f64"),
+        Type::Char => return out.push("char"),
+        Type::String => return out.push("string"),
+        Type::ErrorContext => return out.push("error-context"),
         Type::Id(id) => *id,
     };
     let def = &resolve.types[id];
     if let Some(name) = &def.name {
-        return name.clone();
+        return out.push(name);
     }
     if depth > super::schema::MAX_DEPTH {
-        return "…".into();
+        return out.push("…");
     }
-    let inner = |ty: &Type| type_name(resolve, ty, depth + 1);
-    let optional = |ty: &Option<Type>| ty.as_ref().map_or("_".to_string(), inner);
+    let below = depth + 1;
+    let inner = |ty: &Type, out: &mut Text| type_name(resolve, ty, below, out);
     match &def.kind {
-        TypeDefKind::List(ty) => format!("list<{}>", inner(ty)),
-        TypeDefKind::FixedLengthList(ty, n) => format!("list<{}, {n}>", inner(ty)),
-        TypeDefKind::Map(k, v) => format!("map<{}, {}>", inner(k), inner(v)),
-        TypeDefKind::Option(ty) => format!("option<{}>", inner(ty)),
-        TypeDefKind::Result(r) => match (&r.ok, &r.err) {
-            (None, None) => "result".into(),
-            (ok, None) => format!("result<{}>", optional(ok)),
-            (ok, err) => format!("result<{}, {}>", optional(ok), optional(err)),
-        },
-        TypeDefKind::Tuple(t) => format!("tuple<{}>", t.types.iter().map(inner).collect::<Vec<_>>().join(", ")),
-        TypeDefKind::Handle(wit_parser::Handle::Own(id)) => type_name(resolve, &Type::Id(*id), depth + 1),
-        TypeDefKind::Handle(wit_parser::Handle::Borrow(id)) => {
-            format!("borrow<{}>", type_name(resolve, &Type::Id(*id), depth + 1))
+        TypeDefKind::List(ty) => {
+            out.push("list<")?;
+            inner(ty, out)?;
+            out.push(">")
         }
-        TypeDefKind::Future(ty) => ty.as_ref().map_or("future".into(), |t| format!("future<{}>", inner(t))),
-        TypeDefKind::Stream(ty) => ty.as_ref().map_or("stream".into(), |t| format!("stream<{}>", inner(t))),
-        TypeDefKind::Type(ty) => inner(ty),
-        other => other.as_str().to_string(),
+        TypeDefKind::FixedLengthList(ty, n) => {
+            out.push("list<")?;
+            inner(ty, out)?;
+            out.push(&format!(", {n}>"))
+        }
+        TypeDefKind::Map(k, v) => {
+            out.push("map<")?;
+            inner(k, out)?;
+            out.push(", ")?;
+            inner(v, out)?;
+            out.push(">")
+        }
+        TypeDefKind::Option(ty) => {
+            out.push("option<")?;
+            inner(ty, out)?;
+            out.push(">")
+        }
+        TypeDefKind::Result(r) => {
+            if r.ok.is_none() && r.err.is_none() {
+                return out.push("result");
+            }
+            out.push("result<")?;
+            match &r.ok {
+                Some(ok) => inner(ok, out)?,
+                None => out.push("_")?,
+            }
+            if let Some(err) = &r.err {
+                out.push(", ")?;
+                inner(err, out)?;
+            }
+            out.push(">")
+        }
+        TypeDefKind::Tuple(t) => {
+            out.push("tuple<")?;
+            for (n, ty) in t.types.iter().enumerate() {
+                out.push(if n > 0 { ", " } else { "" })?;
+                inner(ty, out)?;
+            }
+            out.push(">")
+        }
+        TypeDefKind::Handle(wit_parser::Handle::Own(id)) => inner(&Type::Id(*id), out),
+        TypeDefKind::Handle(wit_parser::Handle::Borrow(id)) => {
+            out.push("borrow<")?;
+            inner(&Type::Id(*id), out)?;
+            out.push(">")
+        }
+        TypeDefKind::Future(ty) | TypeDefKind::Stream(ty) => {
+            out.push(if matches!(def.kind, TypeDefKind::Future(_)) {
+                "future"
+            } else {
+                "stream"
+            })?;
+            if let Some(ty) = ty {
+                out.push("<")?;
+                inner(ty, out)?;
+                out.push(">")?;
+            }
+            Ok(())
+        }
+        TypeDefKind::Type(ty) => inner(ty, out),
+        other => out.push(other.as_str()),
     }
 }
 
-fn documented(docs: &wit_parser::Docs) -> Option<String> {
+fn documented(docs: &wit_parser::Docs) -> Option<&str> {
     let text = docs.contents.as_deref()?.trim();
-    (!text.is_empty()).then(|| text.to_string())
+    (!text.is_empty()).then_some(text)
 }
 
 /// `warden embed-docs`: writes the documented component, replacing the file
@@ -161,7 +244,7 @@ pub fn run(args: &crate::cli::EmbedDocsArgs) -> Result<()> {
     let partial = output.with_extension("wasm.partial");
     std::fs::write(&partial, &documented).with_context(|| format!("cannot write {}", partial.display()))?;
     std::fs::rename(&partial, output).with_context(|| format!("cannot write {}", output.display()))?;
-    let documented = Docs::read(&documented).functions.len();
+    let documented = Docs::read(&documented).documented();
     eprintln!("{}: {documented} function(s) documented", output.display());
     Ok(())
 }

@@ -5,11 +5,12 @@
 //! (`docs.rs`), and JSON converted to component values and back
 //! (`values.rs`).
 
+pub mod budget;
 pub mod docs;
 pub mod schema;
 pub mod values;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::types::{ComponentFunc, ComponentItem, Type};
@@ -17,8 +18,9 @@ use wasmtime::component::{Component, ComponentExportIndex, Val};
 
 use crate::naming;
 use crate::runtime::contract::types;
+use budget::{LoadBudget, OverBudget, Text};
 use docs::Docs;
-use schema::Unsupported;
+use schema::Refusal;
 
 /// Exports a toolchain adds to every component it builds, which are not the
 /// author's functions: (interface, function, why it is not a tool).
@@ -63,40 +65,45 @@ impl PlainExports {
 }
 
 /// Reads the functions a component exports. `bytes` is the component's
-/// binary, for the doc comments it may carry.
-pub fn discover(component: &Component, engine: &Engine, bytes: &[u8]) -> PlainExports {
+/// binary, for the doc comments it may carry. Everything derived is written
+/// under one `LoadBudget` for the component: a function over its own bounds
+/// is skipped, and the component is refused when they all together pass the
+/// component's budget (the error names the function and the bound).
+pub fn discover(component: &Component, engine: &Engine, bytes: &[u8]) -> anyhow::Result<PlainExports> {
+    let budget = LoadBudget::for_component(bytes.len());
     let docs = Docs::read(bytes);
     let mut found = PlainExports::default();
     for (name, item) in component.component_type().exports(engine) {
         match item.ty {
             ComponentItem::ComponentFunc(func) => {
                 let index = component.get_export_index(None, name);
-                consider(&mut found, &docs, None, name, &func, index);
+                consider(&mut found, &budget, &docs, None, name, &func, index)?;
             }
             ComponentItem::ComponentInstance(instance) => {
                 if name.starts_with("wasi:") {
                     // `wasi:cli/run`, `wasi:http/incoming-handler`: entry
                     // points for other hosts, not tools.
-                    found.skipped.push(Skipped {
-                        export_name: name.to_string(),
-                        reason: "a WASI entry point, not a tool".into(),
-                    });
+                    skip(&mut found, &budget, name, "a WASI entry point, not a tool")?;
                     continue;
                 }
                 let instance_index = component.get_export_index(None, name);
                 for (function, item) in instance.exports(engine) {
-                    let export_name = format!("{name}#{function}");
                     match item.ty {
                         ComponentItem::ComponentFunc(func) => {
                             let index = instance_index
                                 .as_ref()
                                 .and_then(|i| component.get_export_index(Some(i), function));
-                            consider(&mut found, &docs, Some(name), function, &func, index);
+                            consider(&mut found, &budget, &docs, Some(name), function, &func, index)?;
                         }
-                        ComponentItem::ComponentInstance(_) => found.skipped.push(Skipped {
-                            export_name,
-                            reason: "a nested instance; only functions of top-level exports are served".into(),
-                        }),
+                        ComponentItem::ComponentInstance(_) => {
+                            let export_name = export_name(&budget, Some(name), function)?;
+                            skip(
+                                &mut found,
+                                &budget,
+                                &export_name,
+                                "a nested instance; only functions of top-level exports are served",
+                            )?;
+                        }
                         _ => {}
                     }
                 }
@@ -105,46 +112,73 @@ pub fn discover(component: &Component, engine: &Engine, bytes: &[u8]) -> PlainEx
         }
     }
     found.functions.sort_by(|a, b| a.tool.cmp(&b.tool));
-    found
+    tracing::debug!(
+        "derived {} bytes and {} JSON values or types from a component of {} bytes (budget {} bytes)",
+        budget.bytes(),
+        budget.nodes(),
+        bytes.len(),
+        budget.max_bytes()
+    );
+    Ok(found)
+}
+
+/// `function`'s name in the component, written under the budget (a long
+/// interface name is repeated for every function of the interface).
+fn export_name(budget: &LoadBudget, interface: Option<&str>, function: &str) -> anyhow::Result<String> {
+    let length = interface.map_or(0, |i| i.len() + 1) + function.len();
+    budget
+        .spend(length, 1)
+        .map_err(|over| anyhow::anyhow!("function `{function}`: {over}"))?;
+    Ok(match interface {
+        Some(interface) => format!("{interface}#{function}"),
+        None => function.to_string(),
+    })
+}
+
+/// Records a function that is not served; its entry counts against the budget too.
+fn skip(found: &mut PlainExports, budget: &LoadBudget, export_name: &str, reason: &str) -> anyhow::Result<()> {
+    budget
+        .spend(export_name.len() + reason.len(), 1)
+        .map_err(|over| anyhow::anyhow!("function `{export_name}`: {over}"))?;
+    found.skipped.push(Skipped {
+        export_name: export_name.to_string(),
+        reason: reason.to_string(),
+    });
+    Ok(())
 }
 
 fn consider(
     found: &mut PlainExports,
+    budget: &LoadBudget,
     docs: &Docs,
     interface: Option<&str>,
     function: &str,
     func: &ComponentFunc,
     index: Option<ComponentExportIndex>,
-) {
-    let export_name = match interface {
-        Some(interface) => format!("{interface}#{function}"),
-        None => function.to_string(),
-    };
-    let skip = |found: &mut PlainExports, reason: String| {
-        found.skipped.push(Skipped {
-            export_name: export_name.clone(),
-            reason,
-        });
-    };
+) -> anyhow::Result<()> {
+    let export_name = export_name(budget, interface, function)?;
     if let Some((_, _, why)) = TOOLCHAIN_HOOKS
         .iter()
         .find(|(i, f, _)| interface == Some(*i) && function == *f)
     {
-        return skip(found, (*why).to_string());
+        return skip(found, budget, &export_name, why);
     }
     if let Some(resource) = resource_of(function) {
-        return skip(
-            found,
-            format!("it belongs to resource `{resource}`, whose handles cannot cross as JSON"),
-        );
+        let why = format!("it belongs to resource `{resource}`, whose handles cannot cross as JSON");
+        return skip(found, budget, &export_name, &why);
     }
     if func.async_() {
-        return skip(found, "an async function; Warden calls synchronous exports only".into());
+        return skip(
+            found,
+            budget,
+            &export_name,
+            "an async function; Warden calls synchronous exports only",
+        );
     }
     let Some(index) = index else {
-        return skip(found, "wasmtime cannot find its export index".into());
+        return skip(found, budget, &export_name, "wasmtime cannot find its export index");
     };
-    match declare(interface, function, func, docs) {
+    match declare(budget, interface, function, func, docs) {
         Ok((declared, params, result)) => found.functions.push(PlainFunction {
             tool: declared.name.clone(),
             export_name,
@@ -153,36 +187,49 @@ fn consider(
             result,
             declared,
         }),
-        Err(Unsupported(reason)) => skip(found, reason),
+        Err(Refusal::OverBudget(over)) if over.is_component_wide() => {
+            anyhow::bail!("function `{export_name}`: {over}")
+        }
+        Err(refusal) => skip(found, budget, &export_name, &refusal.to_string())?,
     }
+    Ok(())
 }
 
 type Declared = (types::Tool, Vec<(String, Type)>, Option<Type>);
 
-/// The tool a function becomes.
+/// The tool a function becomes, every text written under `budget`.
 fn declare(
+    budget: &LoadBudget,
     interface: Option<&str>,
     function: &str,
     func: &ComponentFunc,
     docs: &Docs,
-) -> Result<Declared, Unsupported> {
-    let params: Vec<(String, Type)> = func.params().map(|(name, ty)| (name.to_string(), ty)).collect();
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    for (name, ty) in &params {
-        let schema =
-            schema::schema(ty).map_err(|Unsupported(why)| Unsupported(format!("parameter `{name}`: {why}")))?;
-        if !matches!(ty, Type::Option(_)) {
-            required.push(Value::from(name.as_str()));
-        }
-        properties.insert(name.clone(), schema);
+) -> Result<Declared, Refusal> {
+    // Names are kept twice (the tool's and the function's) and parameter names once.
+    let name = tool_name(interface, function);
+    budget.spend(2 * name.len(), 1)?;
+    let mut params = Vec::with_capacity(func.params().len());
+    for (param, ty) in func.params() {
+        budget.spend(param.len(), 1)?;
+        params.push((param.to_string(), ty));
     }
+    let mut input = Text::new(budget, "input schema");
+    schema::object(
+        &mut input,
+        || {
+            params
+                .iter()
+                .map(|(name, ty)| (name.as_str(), ty.clone(), !matches!(ty, Type::Option(_))))
+        },
+        Some("parameter"),
+        0,
+    )?;
     let results: Vec<Type> = func.results().collect();
     let result = match results.len() {
         0 => None,
         1 => Some(results[0].clone()),
         n => {
-            return Err(Unsupported(format!(
+            return Err(Refusal::Unsupported(format!(
                 "it returns {n} values; Warden serves functions returning one"
             )));
         }
@@ -195,29 +242,33 @@ fn declare(
     if let Some(Type::Result(outcome)) = &result
         && let Some(err) = outcome.err()
     {
-        schema::schema(&err).map_err(|Unsupported(why)| Unsupported(format!("its error: {why}")))?;
+        // Only to know the error can cross; the text is not kept (but counted).
+        let mut error = Text::new(budget, "error type's schema");
+        schema::schema(&err, &mut error).map_err(|refusal| refusal.at("its error"))?;
     }
     let output_schema = output
-        .as_ref()
         .map(|ty| {
-            let schema = schema::schema(ty).map_err(|Unsupported(why)| Unsupported(format!("its result: {why}")))?;
-            Ok(schema::object(
-                Map::from_iter([("result".to_string(), schema)]),
-                vec!["result".into()],
-            ))
+            let mut output = Text::new(budget, "output schema");
+            schema::object(&mut output, || std::iter::once(("result", ty.clone(), true)), None, 0)
+                .map_err(|refusal| refusal.at("its result"))?;
+            Ok::<_, Refusal>(output.finish())
         })
         .transpose()?;
-    let description = docs
-        .function(interface, function)
-        .or_else(|| docs.signature(interface, function))
-        .map(str::to_string)
-        .unwrap_or_else(|| signature(function, &params, result.as_ref()));
+    let mut description = Text::new(budget, "description");
+    match docs.function(interface, function) {
+        Some(comment) => description.push(comment)?,
+        None => {
+            if !docs.signature(interface, function, &mut description)? {
+                signature(function, &params, result.as_ref(), &mut description)?;
+            }
+        }
+    }
     let declared = types::Tool {
-        name: tool_name(interface, function),
+        name,
         title: None,
-        description,
-        input_schema: schema::object(properties, required).to_string(),
-        output_schema: output_schema.map(|s| s.to_string()),
+        description: description.finish(),
+        input_schema: input.finish(),
+        output_schema,
         annotations: None,
     };
     Ok((declared, params, result))
@@ -231,18 +282,27 @@ fn resource_of(function: &str) -> Option<&str> {
     Some(rest.split('.').next().unwrap_or(rest))
 }
 
-/// The WIT signature, e.g. `add(a: s64, b: s64) -> s64`.
-pub fn signature(function: &str, params: &[(String, Type)], result: Option<&Type>) -> String {
-    let params: Vec<String> = params
-        .iter()
-        .map(|(name, ty)| format!("{name}: {}", schema::wit_name(ty)))
-        .collect();
-    let mut text = format!("{function}({})", params.join(", "));
-    if let Some(result) = result {
-        text.push_str(" -> ");
-        text.push_str(&schema::wit_name(result));
+/// Writes the WIT signature, e.g. `add(a: s64, b: s64) -> s64`.
+pub fn signature(
+    function: &str,
+    params: &[(String, Type)],
+    result: Option<&Type>,
+    out: &mut Text,
+) -> Result<(), OverBudget> {
+    out.push(function)?;
+    out.push("(")?;
+    for (n, (name, ty)) in params.iter().enumerate() {
+        out.push(if n > 0 { ", " } else { "" })?;
+        out.push(name)?;
+        out.push(": ")?;
+        schema::wit_name(ty, out)?;
     }
-    text
+    out.push(")")?;
+    if let Some(result) = result {
+        out.push(" -> ")?;
+        schema::wit_name(result, out)?;
+    }
+    Ok(())
 }
 
 /// The tool name of a function: its WIT name at world level, and

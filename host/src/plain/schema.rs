@@ -9,10 +9,10 @@
 //! payload, else `{"case": payload}`; `option<T>` is `null` or the value
 //! (`{"some": v}` when `T` is itself an option, so `null` stays unambiguous).
 
-use std::cell::Cell;
-
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use wasmtime::component::types::Type;
+
+use super::budget::{OverBudget, Text};
 
 /// Types nested deeper than this are not exposed: a JSON value that deep
 /// would be refused by most parsers anyway, and it bounds the host's
@@ -24,127 +24,239 @@ pub const NAN: &str = "NaN";
 pub const INFINITY: &str = "Infinity";
 pub const NEG_INFINITY: &str = "-Infinity";
 
-/// Why a type cannot cross as JSON.
+/// Why a function is not served: a type that cannot cross as JSON, or a text
+/// that would pass its bound (see `budget`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Unsupported(pub String);
-
-/// The most types one schema may expand to. A component's types form a
-/// graph: a record whose fields reuse one type, nested a few times, expands
-/// exponentially, and wasmparser only bounds that at a million. The schema
-/// budget refuses more nodes than this anyway; stopping here keeps the
-/// host from building a huge schema only to refuse it.
-pub const MAX_EXPANDED_TYPES: usize = crate::schema_budget::MAX_SCHEMA_NODES;
-
-/// The JSON Schema of values of `ty`.
-pub fn schema(ty: &Type) -> Result<Value, Unsupported> {
-    schema_at(ty, 0, &Cell::new(0))
+pub enum Refusal {
+    Unsupported(String),
+    OverBudget(OverBudget),
 }
 
-fn schema_at(ty: &Type, depth: usize, visited: &Cell<usize>) -> Result<Value, Unsupported> {
+impl From<OverBudget> for Refusal {
+    fn from(over: OverBudget) -> Self {
+        Self::OverBudget(over)
+    }
+}
+
+impl Refusal {
+    /// The same refusal, its reason prefixed with where it is (`parameter `x``).
+    pub fn at(self, place: &str) -> Self {
+        match self {
+            Self::Unsupported(why) => Self::Unsupported(format!("{place}: {why}")),
+            over => over,
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unsupported(why) => f.write_str(why),
+            Self::OverBudget(over) => over.fmt(f),
+        }
+    }
+}
+
+fn unsupported<T>(why: &str) -> Result<T, Refusal> {
+    Err(Refusal::Unsupported(why.to_string()))
+}
+
+/// Writes the JSON Schema of values of `ty` to `out`. Every piece is counted
+/// against the budget before it is written, so a type that uses one large
+/// type many times is refused before the host holds its expansion.
+pub fn schema(ty: &Type, out: &mut Text) -> Result<(), Refusal> {
+    schema_at(ty, 0, out)
+}
+
+/// A closed object schema of `fields` (name, type, required), each field's
+/// schema written by `schema`. The input schema of a function is one, with
+/// its parameters as fields; `kind` names them in a refusal (`parameter`).
+pub fn object<'t, I: Iterator<Item = (&'t str, Type, bool)>>(
+    out: &mut Text,
+    fields: impl Fn() -> I,
+    kind: Option<&str>,
+    depth: usize,
+) -> Result<(), Refusal> {
+    // The object, "object", its properties, `required`, `false`, and each required name.
+    let required = fields().filter(|(_, _, required)| *required).count();
+    out.values(5 + required)?;
+    out.push(r#"{"type":"object","properties":{"#)?;
+    for (n, (name, ty, _)) in fields().enumerate() {
+        if n > 0 {
+            out.push(",")?;
+        }
+        out.json_string(name)?;
+        out.push(":")?;
+        schema_at(&ty, depth, out).map_err(|refusal| match kind {
+            Some(kind) => refusal.at(&format!("{kind} `{name}`")),
+            None => refusal,
+        })?;
+    }
+    out.push(r#"},"required":["#)?;
+    for (n, (name, _, _)) in fields().filter(|(_, _, required)| *required).enumerate() {
+        if n > 0 {
+            out.push(",")?;
+        }
+        out.json_string(name)?;
+    }
+    out.push(r#"],"additionalProperties":false}"#)?;
+    Ok(())
+}
+
+fn schema_at(ty: &Type, depth: usize, out: &mut Text) -> Result<(), Refusal> {
     if depth > MAX_DEPTH {
-        return Err(Unsupported(format!(
+        return Err(Refusal::Unsupported(format!(
             "its types are nested more than {MAX_DEPTH} levels deep"
         )));
     }
-    visited.set(visited.get() + 1);
-    if visited.get() > MAX_EXPANDED_TYPES {
-        return Err(Unsupported(format!(
-            "its types expand to more than {MAX_EXPANDED_TYPES} schema nodes"
-        )));
-    }
-    let inner = |ty: &Type| schema_at(ty, depth + 1, visited);
-    Ok(match ty {
-        Type::Bool => json!({"type": "boolean"}),
-        Type::U8 => integer(u8::MIN, u8::MAX),
-        Type::U16 => integer(u16::MIN, u16::MAX),
-        Type::U32 => integer(u32::MIN, u32::MAX),
-        Type::U64 => integer(u64::MIN, u64::MAX),
-        Type::S8 => integer(i8::MIN, i8::MAX),
-        Type::S16 => integer(i16::MIN, i16::MAX),
-        Type::S32 => integer(i32::MIN, i32::MAX),
-        Type::S64 => integer(i64::MIN, i64::MAX),
+    let below = depth + 1;
+    match ty {
+        Type::Bool => leaf(out, json!({"type": "boolean"})),
+        Type::U8 => leaf(out, integer(u8::MIN, u8::MAX)),
+        Type::U16 => leaf(out, integer(u16::MIN, u16::MAX)),
+        Type::U32 => leaf(out, integer(u32::MIN, u32::MAX)),
+        Type::U64 => leaf(out, integer(u64::MIN, u64::MAX)),
+        Type::S8 => leaf(out, integer(i8::MIN, i8::MAX)),
+        Type::S16 => leaf(out, integer(i16::MIN, i16::MAX)),
+        Type::S32 => leaf(out, integer(i32::MIN, i32::MAX)),
+        Type::S64 => leaf(out, integer(i64::MIN, i64::MAX)),
         // The bound as Warden prints an f32 (`3.4028235e38`, the shortest form
         // that reads back as `f32::MAX`), so every f32 result matches it.
-        Type::Float32 => float(Some(f32::MAX.to_string().parse().unwrap_or(f64::from(f32::MAX)))),
-        Type::Float64 => float(None),
-        Type::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
-        Type::String => json!({"type": "string"}),
+        Type::Float32 => leaf(
+            out,
+            float(Some(f32::MAX.to_string().parse().unwrap_or(f64::from(f32::MAX)))),
+        ),
+        Type::Float64 => leaf(out, float(None)),
+        Type::Char => leaf(out, json!({"type": "string", "minLength": 1, "maxLength": 1})),
+        Type::String => leaf(out, json!({"type": "string"})),
         Type::List(list) => match list.ty() {
-            Type::U8 => json!({"type": "string", "contentEncoding": "base64"}),
-            element => json!({"type": "array", "items": inner(&element)?}),
+            Type::U8 => leaf(out, json!({"type": "string", "contentEncoding": "base64"})),
+            element => {
+                out.values(2)?;
+                out.push(r#"{"type":"array","items":"#)?;
+                schema_at(&element, below, out)?;
+                Ok(out.push("}")?)
+            }
         },
         Type::FixedLengthList(list) => {
+            out.values(4)?;
+            out.push(r#"{"type":"array","items":"#)?;
+            schema_at(&list.ty(), below, out)?;
             let len = list.len();
-            json!({"type": "array", "items": inner(&list.ty())?, "minItems": len, "maxItems": len})
+            Ok(out.push(&format!(r#","minItems":{len},"maxItems":{len}}}"#))?)
         }
-        Type::Map(map) => {
-            let value = inner(&map.value())?;
-            match map.key() {
-                Type::String => json!({"type": "object", "additionalProperties": value}),
-                key => {
-                    let key = inner(&key)?;
-                    json!({"type": "array", "items": {"type": "array", "prefixItems": [key, value], "minItems": 2, "maxItems": 2}})
-                }
+        Type::Map(map) => match map.key() {
+            Type::String => {
+                out.values(2)?;
+                out.push(r#"{"type":"object","additionalProperties":"#)?;
+                schema_at(&map.value(), below, out)?;
+                Ok(out.push("}")?)
             }
-        }
-        Type::Record(record) => {
-            let mut properties = Map::new();
-            let mut required = Vec::new();
-            for field in record.fields() {
-                if !matches!(field.ty, Type::Option(_)) {
-                    required.push(Value::from(field.name));
-                }
-                properties.insert(field.name.to_string(), inner(&field.ty)?);
+            key => {
+                out.values(7)?;
+                out.push(r#"{"type":"array","items":{"type":"array","prefixItems":["#)?;
+                schema_at(&key, below, out)?;
+                out.push(",")?;
+                schema_at(&map.value(), below, out)?;
+                Ok(out.push(r#"],"minItems":2,"maxItems":2}}"#)?)
             }
-            object(properties, required)
-        }
+        },
+        Type::Record(record) => object(
+            out,
+            || {
+                record
+                    .fields()
+                    .map(|field| (field.name, field.ty.clone(), !matches!(field.ty, Type::Option(_))))
+            },
+            None,
+            below,
+        ),
         Type::Tuple(tuple) => {
-            let items = tuple.types().map(|t| inner(&t)).collect::<Result<Vec<_>, _>>()?;
-            let len = items.len();
-            json!({"type": "array", "prefixItems": items, "minItems": len, "maxItems": len})
+            out.values(5)?;
+            out.push(r#"{"type":"array","prefixItems":["#)?;
+            for (n, ty) in tuple.types().enumerate() {
+                if n > 0 {
+                    out.push(",")?;
+                }
+                schema_at(&ty, below, out)?;
+            }
+            let len = tuple.types().len();
+            Ok(out.push(&format!(r#"],"minItems":{len},"maxItems":{len}}}"#))?)
         }
         Type::Variant(variant) => {
-            let cases = variant
-                .cases()
-                .map(|case| case_schema(case.name, case.ty.as_ref(), depth, visited))
-                .collect::<Result<Vec<_>, _>>()?;
-            json!({"oneOf": cases})
+            out.values(2)?;
+            out.push(r#"{"oneOf":["#)?;
+            for (n, case) in variant.cases().enumerate() {
+                if n > 0 {
+                    out.push(",")?;
+                }
+                case_schema(case.name, case.ty.as_ref(), below, out)?;
+            }
+            Ok(out.push("]}")?)
         }
-        Type::Result(result) => json!({"oneOf": [
-            case_schema("ok", result.ok().as_ref(), depth, visited)?,
-            case_schema("err", result.err().as_ref(), depth, visited)?,
-        ]}),
-        Type::Enum(cases) => json!({"type": "string", "enum": cases.names().collect::<Vec<_>>()}),
-        Type::Flags(flags) => json!({
-            "type": "array",
-            "items": {"type": "string", "enum": flags.names().collect::<Vec<_>>()},
-            "uniqueItems": true,
-        }),
+        Type::Result(result) => {
+            out.values(2)?;
+            out.push(r#"{"oneOf":["#)?;
+            case_schema("ok", result.ok().as_ref(), below, out)?;
+            out.push(",")?;
+            case_schema("err", result.err().as_ref(), below, out)?;
+            Ok(out.push("]}")?)
+        }
+        Type::Enum(cases) => {
+            out.values(3)?;
+            out.push(r#"{"type":"string","enum":["#)?;
+            names(out, cases.names())?;
+            Ok(out.push("]}")?)
+        }
+        Type::Flags(flags) => {
+            out.values(6)?;
+            out.push(r#"{"type":"array","items":{"type":"string","enum":["#)?;
+            names(out, flags.names())?;
+            Ok(out.push(r#"]},"uniqueItems":true}"#)?)
+        }
         Type::Option(option) => {
-            let some = option.ty();
-            let some = if matches!(some, Type::Option(_)) {
-                object(
-                    Map::from_iter([("some".to_string(), inner(&some)?)]),
-                    vec!["some".into()],
-                )
-            } else {
-                inner(&some)?
-            };
-            json!({"anyOf": [some, {"type": "null"}]})
+            out.values(4)?;
+            out.push(r#"{"anyOf":["#)?;
+            match option.ty() {
+                // `{"some": v}`, so that `null` stays unambiguous.
+                some @ Type::Option(_) => object(out, || std::iter::once(("some", some.clone(), true)), None, below)?,
+                some => schema_at(&some, below, out)?,
+            }
+            Ok(out.push(r#",{"type":"null"}]}"#)?)
         }
-        Type::Own(_) | Type::Borrow(_) => {
-            return Err(Unsupported(
-                "it passes a resource handle, which cannot cross as JSON".into(),
-            ));
+        Type::Own(_) | Type::Borrow(_) => unsupported("it passes a resource handle, which cannot cross as JSON"),
+        Type::Future(_) => unsupported("it passes a future, which cannot cross as JSON"),
+        Type::Stream(_) => unsupported("it passes a stream, which cannot cross as JSON"),
+        Type::ErrorContext => unsupported("it passes an error-context, which cannot cross as JSON"),
+    }
+}
+
+/// A schema with no types below it: small and of fixed size.
+fn leaf(out: &mut Text, schema: Value) -> Result<(), Refusal> {
+    out.values(values_in(&schema))?;
+    Ok(out.push(&schema.to_string())?)
+}
+
+/// JSON values in `value`, as `schema_budget` counts them.
+fn values_in(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(values_in).sum::<usize>(),
+        Value::Object(map) => 1 + map.values().map(values_in).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// Case or flag names as JSON strings, separated by commas: each one counted
+/// at every use of its type.
+fn names<'n>(out: &mut Text, names: impl Iterator<Item = &'n str>) -> Result<(), Refusal> {
+    for (n, name) in names.enumerate() {
+        out.values(1)?;
+        if n > 0 {
+            out.push(",")?;
         }
-        Type::Future(_) => return Err(Unsupported("it passes a future, which cannot cross as JSON".into())),
-        Type::Stream(_) => return Err(Unsupported("it passes a stream, which cannot cross as JSON".into())),
-        Type::ErrorContext => {
-            return Err(Unsupported(
-                "it passes an error-context, which cannot cross as JSON".into(),
-            ));
-        }
-    })
+        out.json_string(name)?;
+    }
+    Ok(())
 }
 
 fn integer<T: Into<Value>>(min: T, max: T) -> Value {
@@ -160,90 +272,134 @@ fn float(bound: Option<f64>) -> Value {
     json!({"anyOf": [number, {"type": "string", "enum": [NAN, INFINITY, NEG_INFINITY]}]})
 }
 
-fn case_schema(name: &str, payload: Option<&Type>, depth: usize, visited: &Cell<usize>) -> Result<Value, Unsupported> {
-    Ok(match payload {
-        None => json!({"const": name}),
-        Some(ty) => object(
-            Map::from_iter([(name.to_string(), schema_at(ty, depth + 1, visited)?)]),
-            vec![name.into()],
-        ),
-    })
-}
-
-/// A closed object schema: exactly the given properties, `required` of them.
-pub fn object(properties: Map<String, Value>, required: Vec<Value>) -> Value {
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
-}
-
-/// `ty` as WIT spells it, for descriptions and `warden check`, when the
-/// component's WIT (with type names) cannot be read: structures spelled out,
-/// cut short past `MAX_EXPANDED_TYPES` types.
-pub fn wit_name(ty: &Type) -> String {
-    wit_name_at(ty, 0, &Cell::new(0))
-}
-
-fn wit_name_at(ty: &Type, depth: usize, visited: &Cell<usize>) -> String {
-    visited.set(visited.get() + 1);
-    if depth > MAX_DEPTH || visited.get() > MAX_EXPANDED_TYPES {
-        return "…".into();
+/// A variant-like case: `{"const": name}` without payload, `{name: payload}` with one.
+fn case_schema(name: &str, payload: Option<&Type>, depth: usize, out: &mut Text) -> Result<(), Refusal> {
+    match payload {
+        None => {
+            out.values(2)?;
+            out.push(r#"{"const":"#)?;
+            out.json_string(name)?;
+            Ok(out.push("}")?)
+        }
+        Some(ty) => object(out, || std::iter::once((name, ty.clone(), true)), None, depth),
     }
-    let inner = |ty: &Type| wit_name_at(ty, depth + 1, visited);
-    match ty {
-        Type::Bool => "bool".into(),
-        Type::U8 => "u8".into(),
-        Type::U16 => "u16".into(),
-        Type::U32 => "u32".into(),
-        Type::U64 => "u64".into(),
-        Type::S8 => "s8".into(),
-        Type::S16 => "s16".into(),
-        Type::S32 => "s32".into(),
-        Type::S64 => "s64".into(),
-        Type::Float32 => "f32".into(),
-        Type::Float64 => "f64".into(),
-        Type::Char => "char".into(),
-        Type::String => "string".into(),
-        Type::List(list) => format!("list<{}>", inner(&list.ty())),
-        Type::FixedLengthList(list) => format!("list<{}, {}>", inner(&list.ty()), list.len()),
-        Type::Map(map) => format!("map<{}, {}>", inner(&map.key()), inner(&map.value())),
+}
+
+/// Writes `ty` as WIT spells it, for descriptions and `warden check`, when
+/// the component's WIT (with type names) cannot be read: structures spelled
+/// out, `…` past `MAX_DEPTH` levels. Each type and name is counted.
+pub fn wit_name(ty: &Type, out: &mut Text) -> Result<(), OverBudget> {
+    wit_name_at(ty, 0, out)
+}
+
+fn wit_name_at(ty: &Type, depth: usize, out: &mut Text) -> Result<(), OverBudget> {
+    out.values(1)?;
+    if depth > MAX_DEPTH {
+        return out.push("…");
+    }
+    let below = depth + 1;
+    let simple = match ty {
+        Type::Bool => "bool",
+        Type::U8 => "u8",
+        Type::U16 => "u16",
+        Type::U32 => "u32",
+        Type::U64 => "u64",
+        Type::S8 => "s8",
+        Type::S16 => "s16",
+        Type::S32 => "s32",
+        Type::S64 => "s64",
+        Type::Float32 => "f32",
+        Type::Float64 => "f64",
+        Type::Char => "char",
+        Type::String => "string",
+        Type::Own(_) => "own<resource>",
+        Type::Borrow(_) => "borrow<resource>",
+        Type::Future(_) => "future",
+        Type::Stream(_) => "stream",
+        Type::ErrorContext => "error-context",
+        Type::List(list) => {
+            out.push("list<")?;
+            wit_name_at(&list.ty(), below, out)?;
+            return out.push(">");
+        }
+        Type::FixedLengthList(list) => {
+            out.push("list<")?;
+            wit_name_at(&list.ty(), below, out)?;
+            return out.push(&format!(", {}>", list.len()));
+        }
+        Type::Map(map) => {
+            out.push("map<")?;
+            wit_name_at(&map.key(), below, out)?;
+            out.push(", ")?;
+            wit_name_at(&map.value(), below, out)?;
+            return out.push(">");
+        }
         Type::Record(record) => {
-            let fields: Vec<String> = record
-                .fields()
-                .map(|f| format!("{}: {}", f.name, inner(&f.ty)))
-                .collect();
-            format!("record {{ {} }}", fields.join(", "))
+            out.push("record { ")?;
+            for (n, field) in record.fields().enumerate() {
+                out.values(1)?;
+                out.push(if n > 0 { ", " } else { "" })?;
+                out.push(field.name)?;
+                out.push(": ")?;
+                wit_name_at(&field.ty, below, out)?;
+            }
+            return out.push(" }");
         }
         Type::Tuple(tuple) => {
-            let types: Vec<String> = tuple.types().map(|t| inner(&t)).collect();
-            format!("tuple<{}>", types.join(", "))
+            out.push("tuple<")?;
+            for (n, ty) in tuple.types().enumerate() {
+                out.push(if n > 0 { ", " } else { "" })?;
+                wit_name_at(&ty, below, out)?;
+            }
+            return out.push(">");
         }
         Type::Variant(variant) => {
-            let cases: Vec<String> = variant
-                .cases()
-                .map(|c| match &c.ty {
-                    Some(ty) => format!("{}({})", c.name, inner(ty)),
-                    None => c.name.to_string(),
-                })
-                .collect();
-            format!("variant {{ {} }}", cases.join(", "))
+            out.push("variant { ")?;
+            for (n, case) in variant.cases().enumerate() {
+                out.values(1)?;
+                out.push(if n > 0 { ", " } else { "" })?;
+                out.push(case.name)?;
+                if let Some(ty) = &case.ty {
+                    out.push("(")?;
+                    wit_name_at(ty, below, out)?;
+                    out.push(")")?;
+                }
+            }
+            return out.push(" }");
         }
-        Type::Enum(cases) => format!("enum {{ {} }}", cases.names().collect::<Vec<_>>().join(", ")),
-        Type::Flags(flags) => format!("flags {{ {} }}", flags.names().collect::<Vec<_>>().join(", ")),
-        Type::Option(option) => format!("option<{}>", inner(&option.ty())),
-        Type::Result(result) => match (result.ok(), result.err()) {
-            (None, None) => "result".into(),
-            (Some(ok), None) => format!("result<{}>", inner(&ok)),
-            (None, Some(err)) => format!("result<_, {}>", inner(&err)),
-            (Some(ok), Some(err)) => format!("result<{}, {}>", inner(&ok), inner(&err)),
-        },
-        Type::Own(_) => "own<resource>".into(),
-        Type::Borrow(_) => "borrow<resource>".into(),
-        Type::Future(_) => "future".into(),
-        Type::Stream(_) => "stream".into(),
-        Type::ErrorContext => "error-context".into(),
+        Type::Enum(cases) => return spelled_names(out, "enum { ", cases.names()),
+        Type::Flags(flags) => return spelled_names(out, "flags { ", flags.names()),
+        Type::Option(option) => {
+            out.push("option<")?;
+            wit_name_at(&option.ty(), below, out)?;
+            return out.push(">");
+        }
+        Type::Result(result) => {
+            let (ok, err) = (result.ok(), result.err());
+            if ok.is_none() && err.is_none() {
+                return out.push("result");
+            }
+            out.push("result<")?;
+            match &ok {
+                Some(ok) => wit_name_at(ok, below, out)?,
+                None => out.push("_")?,
+            }
+            if let Some(err) = &err {
+                out.push(", ")?;
+                wit_name_at(err, below, out)?;
+            }
+            return out.push(">");
+        }
+    };
+    out.push(simple)
+}
+
+fn spelled_names<'n>(out: &mut Text, opening: &str, names: impl Iterator<Item = &'n str>) -> Result<(), OverBudget> {
+    out.push(opening)?;
+    for (n, name) in names.enumerate() {
+        out.values(1)?;
+        out.push(if n > 0 { ", " } else { "" })?;
+        out.push(name)?;
     }
+    out.push(" }")
 }
