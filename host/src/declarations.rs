@@ -42,6 +42,9 @@ impl std::fmt::Debug for ToolDecl {
 /// the plugin keeps in Warden's memory.
 pub const MAX_PLUGIN_SCHEMA_UNITS: u64 = 500_000;
 pub const MAX_PLUGIN_PATTERNS: u64 = 1_000;
+/// Bytes of schema locations all of one plugin's compiled schemas may keep
+/// (see `schema_budget::MAX_LOCATION_BYTES`).
+pub const MAX_PLUGIN_LOCATION_BYTES: u64 = 64 << 20;
 
 /// Validates a plugin's tool list: names, descriptions, schemas, uniqueness.
 pub fn tools(declared: Vec<types::Tool>) -> Result<Vec<ToolDecl>> {
@@ -56,12 +59,21 @@ pub fn tools(declared: Vec<types::Tool>) -> Result<Vec<ToolDecl>> {
         let (decl, cost) = tool_decl(tool).with_context(|| format!("tool {name:?}"))?;
         total.expanded += cost.expanded;
         total.patterns += cost.patterns;
+        total.locations += cost.locations;
         if total.expanded > MAX_PLUGIN_SCHEMA_UNITS || total.patterns > MAX_PLUGIN_PATTERNS {
             bail!(
                 "the schemas of its tools up to {name:?} compile to {} cost units and {} patterns, \
                  more than the {MAX_PLUGIN_SCHEMA_UNITS} units and {MAX_PLUGIN_PATTERNS} patterns a plugin may have",
                 total.expanded,
                 total.patterns
+            );
+        }
+        if total.locations > MAX_PLUGIN_LOCATION_BYTES {
+            bail!(
+                "the schemas of its tools up to {name:?} would keep {} bytes of schema locations, \
+                 more than the {} MiB a plugin may have",
+                total.locations,
+                MAX_PLUGIN_LOCATION_BYTES >> 20
             );
         }
         tools.push(decl);
@@ -82,6 +94,7 @@ fn tool_decl(tool: types::Tool) -> Result<(ToolDecl, SchemaCost)> {
             let (schema, validator, output_cost) = schema(text).context("field `output-schema`")?;
             cost.expanded += output_cost.expanded;
             cost.patterns += output_cost.patterns;
+            cost.locations += output_cost.locations;
             (Some(Arc::new(schema)), Some(validator))
         }
         None => (None, None),

@@ -25,6 +25,12 @@
 //!   value of an instance can receive — so that evaluation costs at most
 //!   `MAX_WORK_PER_VALUE` units for each value in the instance (plus the
 //!   length of strings matched by patterns), never more;
+//! - the schema locations jsonschema keeps: every compiled keyword holds
+//!   its full JSON pointer as a string of its own (`jsonschema::paths::Location`),
+//!   so long property names nested deep under many siblings cost the
+//!   product of the two — bounded by `MAX_LOCATION_BYTES`, summed over the
+//!   expansion. The analysis itself keeps each schema's place as its parent
+//!   and one segment, never the whole pointer;
 //! - `unevaluatedProperties` / `unevaluatedItems` are refused: jsonschema
 //!   evaluates them by re-validating every applicator for every property, a
 //!   cost that grows with nesting and is not bounded by the measures above.
@@ -54,6 +60,9 @@ pub const MAX_EXPANDED_DEPTH: u64 = 64;
 pub const MAX_WORK_PER_VALUE: u64 = 2_000;
 /// `pattern`s and `patternProperties` keys compiled, references expanded.
 pub const MAX_PATTERNS: u64 = 100;
+/// Bytes of schema locations (JSON pointers) jsonschema keeps, one per cost
+/// unit, references expanded.
+pub const MAX_LOCATION_BYTES: u64 = 16 << 20;
 /// Heap one compiled pattern may take, and its lazy DFA cache.
 pub const PATTERN_SIZE_LIMIT: usize = 256 << 10;
 
@@ -75,6 +84,8 @@ pub struct SchemaCost {
     pub value_work: u64,
     /// Patterns compiled.
     pub patterns: u64,
+    /// Bytes of the locations compiled keywords hold.
+    pub locations: u64,
 }
 
 /// Refuses a schema text too long to parse.
@@ -149,6 +160,15 @@ pub fn measure(schema: &Value) -> Result<SchemaCost> {
              nested `allOf`/`anyOf`/`oneOf` of `$ref`s multiply the work"
         );
     }
+    if cost.locations > MAX_LOCATION_BYTES {
+        bail!(
+            "would make jsonschema keep {} bytes of schema locations (each compiled keyword holds its \
+             whole JSON pointer) with its `$ref`s followed, more than {} MiB; use shorter property \
+             names or nest them less deeply",
+            cost.locations,
+            MAX_LOCATION_BYTES >> 20
+        );
+    }
     if cost.patterns > MAX_PATTERNS {
         bail!(
             "compiles {} patterns with its `$ref`s followed, more than {MAX_PATTERNS}",
@@ -215,61 +235,137 @@ const REFUSED: [(&str, &str); 4] = [
 /// How a group of child schemas reaches one member or item.
 enum Group {
     /// At most one of them applies.
-    OneOf(Vec<usize>),
+    OneOf(Vec<Edge>),
     /// All of them may apply (`patternProperties`: each is a pattern tried
     /// on every member's name).
-    All(Vec<usize>),
+    All(Vec<Edge>),
 }
 
+/// Where a schema is: its parent and the keyword (and member) below it, or
+/// the target of a `$ref`. Kept as references into the document, so that a
+/// deep schema with long keys costs no more than its text; the JSON pointer
+/// is written out only for a message.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    Root,
+    Under {
+        parent: usize,
+        keyword: &'a str,
+        member: Option<Member<'a>>,
+    },
+    Ref(&'a str),
+}
+
+#[derive(Clone, Copy)]
+enum Member<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+impl Place<'_> {
+    /// The bytes this place adds to its parent's location, as jsonschema writes it.
+    fn segment_len(&self) -> u64 {
+        let escaped = |key: &str| 1 + key.len() + key.matches(['~', '/']).count();
+        match self {
+            Place::Root => 0,
+            // jsonschema compiles a reference's target at `…/$ref`.
+            Place::Ref(_) => "/$ref".len() as u64,
+            Place::Under { keyword, member, .. } => {
+                let member = match member {
+                    None => 0,
+                    Some(Member::Key(key)) => escaped(key),
+                    Some(Member::Index(n)) => 1 + n.to_string().len(),
+                };
+                (escaped(keyword) + member) as u64
+            }
+        }
+    }
+}
+
+/// A child schema and the bytes its place adds to the location.
+type Edge = (usize, u64);
+
 /// One schema (a document location reached by keywords or `$ref`).
-struct Node {
-    /// Where it is, as a JSON pointer, for messages.
-    pointer: String,
+struct Node<'a> {
+    /// Where it was first reached, for messages.
+    place: Place<'a>,
     /// Cost units of the schema's own keywords.
     own: u64,
     patterns: u64,
-    in_place: Vec<usize>,
+    in_place: Vec<Edge>,
     descend: Vec<Group>,
 }
 
 /// Every schema reachable from the root, each once, linked by keywords.
-struct Graph {
-    nodes: Vec<Node>,
+struct Graph<'a> {
+    nodes: Vec<Node<'a>>,
+}
+
+/// The JSON pointer of node `i`, for messages.
+fn pointer_of(nodes: &[Node], i: usize) -> String {
+    let mut segments = Vec::new();
+    let mut at = i;
+    let base = loop {
+        match nodes[at].place {
+            Place::Root => break String::new(),
+            Place::Ref(reference) => break reference.trim_start_matches('#').to_string(),
+            Place::Under {
+                parent,
+                keyword,
+                member,
+            } => {
+                let member = match member {
+                    None => String::new(),
+                    Some(Member::Key(key)) => format!("/{}", escape(key)),
+                    Some(Member::Index(n)) => format!("/{n}"),
+                };
+                segments.push(format!("/{}{member}", escape(keyword)));
+                at = parent;
+            }
+        }
+    };
+    segments.iter().rev().fold(base, |pointer, segment| pointer + segment)
 }
 
 /// Builds a `Graph`: each schema gets an index the first time it is reached.
 struct Builder<'a> {
     root: &'a Value,
-    nodes: Vec<Node>,
+    nodes: Vec<Node<'a>>,
     index: HashMap<*const Value, usize>,
     pending: Vec<(&'a Value, usize)>,
 }
 
 impl<'a> Builder<'a> {
-    /// The index of the schema at `value`, which is inside `root`.
-    fn intern(&mut self, value: &'a Value, pointer: String) -> usize {
+    /// The index of the schema at `value`, which is inside `root`, reached
+    /// at `place`; and the bytes that place adds to the location.
+    fn intern(&mut self, value: &'a Value, place: Place<'a>) -> Edge {
+        let segment = place.segment_len();
         let key = value as *const Value;
         if let Some(&i) = self.index.get(&key) {
-            return i;
+            return (i, segment);
         }
         let i = self.nodes.len();
         self.index.insert(key, i);
         self.nodes.push(Node {
-            pointer,
+            place,
             own: 1,
             patterns: 0,
             in_place: Vec::new(),
             descend: Vec::new(),
         });
         self.pending.push((value, i));
-        i
+        (i, segment)
     }
 
     /// Reads one schema's keywords into its node.
     fn visit(&mut self, value: &'a Value, i: usize) -> Result<()> {
         let Value::Object(schema) = value else { return Ok(()) };
-        let pointer = self.nodes[i].pointer.clone();
-        let at = |keyword: &str| format!("{pointer}/{}", escape(keyword));
+        let at = |nodes: &[Node], keyword: &str| format!("{}/{}", pointer_of(nodes, i), escape(keyword));
+        let under = |keyword: &'a str, member: Option<Member<'a>>| Place::Under {
+            parent: i,
+            keyword,
+            member,
+        };
         let mut own = 1u64;
         let mut patterns = 0u64;
         let mut in_place = Vec::new();
@@ -277,20 +373,19 @@ impl<'a> Builder<'a> {
         for (keyword, child) in schema {
             let k = keyword.as_str();
             if let Some((_, why)) = REFUSED.iter().find(|(refused, _)| *refused == k) {
-                bail!("`{k}` at `#{}`: {why}", at(k));
+                bail!("`{k}` at `#{}`: {why}", at(&self.nodes, k));
             }
             own += 1;
             match (k, child) {
-                ("$id", _) if !pointer.is_empty() => bail!(
+                ("$id", _) if !matches!(self.nodes[i].place, Place::Root) => bail!(
                     "`$id` at `#{}`: embedded schema resources are not supported; \
                      keep one document and reference `#/$defs/…`",
-                    at(k)
+                    at(&self.nodes, k)
                 ),
                 ("$ref", Value::String(reference)) => {
                     let target = resolve(self.root, reference)
-                        .map_err(|why| anyhow::anyhow!("`$ref` {reference:?} at `#{}`: {why}", at(k)))?;
-                    let target_pointer = reference.trim_start_matches('#').to_string();
-                    in_place.push(self.intern(target, target_pointer));
+                        .map_err(|why| anyhow::anyhow!("`$ref` {reference:?} at `#{}`: {why}", at(&self.nodes, k)))?;
+                    in_place.push(self.intern(target, Place::Ref(reference)));
                 }
                 ("pattern", _) => {
                     patterns += 1;
@@ -298,37 +393,37 @@ impl<'a> Builder<'a> {
                 }
                 ("format" | "uniqueItems" | "contentEncoding" | "contentMediaType", _) => own += SCAN_UNITS,
                 _ if DATA.contains(&k) => own += document_size(child).0 as u64,
-                _ if IN_PLACE_ONE.contains(&k) => in_place.push(self.intern(child, at(k))),
+                _ if IN_PLACE_ONE.contains(&k) => in_place.push(self.intern(child, under(k, None))),
                 (_, Value::Array(items)) if IN_PLACE_MANY.contains(&k) => {
                     for (n, item) in items.iter().enumerate() {
-                        in_place.push(self.intern(item, format!("{}/{n}", at(k))));
+                        in_place.push(self.intern(item, under(k, Some(Member::Index(n)))));
                     }
                 }
                 (_, Value::Object(map)) if IN_PLACE_MAP.contains(&k) => {
                     for (name, item) in map {
                         // `dependencies` also holds arrays of names, which are data.
                         if item.is_object() || item.is_boolean() {
-                            in_place.push(self.intern(item, format!("{}/{}", at(k), escape(name))));
+                            in_place.push(self.intern(item, under(k, Some(Member::Key(name)))));
                         } else {
                             own += document_size(item).0 as u64;
                         }
                     }
                 }
                 (_, Value::Object(_) | Value::Bool(_)) if DESCEND_ONE.contains(&k) => {
-                    descend.push(Group::OneOf(vec![self.intern(child, at(k))]));
+                    descend.push(Group::OneOf(vec![self.intern(child, under(k, None))]));
                 }
                 (_, Value::Array(items)) if DESCEND_ONE_OF_LIST.contains(&k) => {
                     let members = items
                         .iter()
                         .enumerate()
-                        .map(|(n, item)| self.intern(item, format!("{}/{n}", at(k))))
+                        .map(|(n, item)| self.intern(item, under(k, Some(Member::Index(n)))))
                         .collect();
                     descend.push(Group::OneOf(members));
                 }
                 (_, Value::Object(map)) if DESCEND_MAP.contains(&k) => {
                     let members = map
                         .iter()
-                        .map(|(name, item)| self.intern(item, format!("{}/{}", at(k), escape(name))))
+                        .map(|(name, item)| self.intern(item, under(k, Some(Member::Key(name)))))
                         .collect();
                     // Looking a member up costs one unit per entry.
                     own += map.len() as u64;
@@ -351,15 +446,15 @@ impl<'a> Builder<'a> {
     }
 }
 
-impl Graph {
-    fn build(root: &Value) -> Result<Self> {
+impl<'a> Graph<'a> {
+    fn build(root: &'a Value) -> Result<Self> {
         let mut builder = Builder {
             root,
             nodes: Vec::new(),
             index: HashMap::new(),
             pending: Vec::new(),
         };
-        builder.intern(root, String::new());
+        builder.intern(root, Place::Root);
         while let Some((value, i)) = builder.pending.pop() {
             builder.visit(value, i)?;
         }
@@ -387,7 +482,10 @@ impl Graph {
     }
 
     fn describe(&self, cycle: &[usize]) -> String {
-        let mut names: Vec<String> = cycle.iter().map(|&i| format!("`#{}`", self.nodes[i].pointer)).collect();
+        let mut names: Vec<String> = cycle
+            .iter()
+            .map(|&i| format!("`#{}`", pointer_of(&self.nodes, i)))
+            .collect();
         names.push(names[0].clone());
         names.join(" → ")
     }
@@ -395,9 +493,9 @@ impl Graph {
     fn children(&self, i: usize, descending: bool) -> impl Iterator<Item = usize> + '_ {
         let node = &self.nodes[i];
         let descend = node.descend.iter().filter(move |_| descending).flat_map(|g| match g {
-            Group::OneOf(m) | Group::All(m) => m.iter().copied(),
+            Group::OneOf(m) | Group::All(m) => m.iter().map(|&(c, _)| c),
         });
-        node.in_place.iter().copied().chain(descend)
+        node.in_place.iter().map(|&(c, _)| c).chain(descend)
     }
 
     /// A cycle of schemas, if any; through descending keywords too when asked.
@@ -452,6 +550,8 @@ impl Graph {
             here: u64,
             /// Most work on any one value below it.
             below: u64,
+            /// Location bytes of everything below it, relative to its own.
+            locations: u64,
         }
         let mut memo: Vec<Option<Measure>> = vec![None; self.nodes.len()];
         // Post-order without recursion: children before parents.
@@ -477,10 +577,14 @@ impl Graph {
                 patterns: node.patterns,
                 here: node.own,
                 below: 0,
+                locations: 0,
             };
             let value_work = |c: Measure| c.here.max(c.below);
-            for &c in &node.in_place {
+            // Each of a child's units holds a location through this node's.
+            let located = |c: Measure, segment: u64| segment.saturating_mul(c.expanded).saturating_add(c.locations);
+            for &(c, segment) in &node.in_place {
                 let c = get(c);
+                m.locations = m.locations.saturating_add(located(c, segment));
                 m.expanded = m.expanded.saturating_add(c.expanded);
                 m.depth = m.depth.max(c.depth.saturating_add(1));
                 m.patterns = m.patterns.saturating_add(c.patterns);
@@ -494,8 +598,9 @@ impl Graph {
                     Group::OneOf(_) => 0,
                     Group::All(_) => SCAN_UNITS.saturating_mul(members.len() as u64),
                 };
-                for &c in members {
+                for &(c, segment) in members {
                     let c = get(c);
+                    m.locations = m.locations.saturating_add(located(c, segment));
                     m.expanded = m.expanded.saturating_add(c.expanded);
                     m.depth = m.depth.max(c.depth.saturating_add(1));
                     m.patterns = m.patterns.saturating_add(c.patterns);
@@ -515,6 +620,7 @@ impl Graph {
             root_work: root.here,
             value_work: root.below,
             patterns: root.patterns,
+            locations: root.locations,
         }
     }
 }
@@ -625,6 +731,58 @@ mod tests {
         let started = std::time::Instant::now();
         let valid = validator.is_valid(&instance);
         println!("{cost:?}: {} items, valid {valid}, {:?}", 1 << 20, started.elapsed());
+    }
+
+    /// 8 levels of 10 000-character property names, then 110 × 100 empty properties
+    /// (100 per object, within the work one value may get): under 256 KiB of text and
+    /// every other bound, yet each of the 11 000 keeps its 80 KB location in jsonschema
+    /// (and kept it in this analysis before it kept places).
+    fn long_locations() -> Value {
+        let group = |g: usize| {
+            let leaves: serde_json::Map<String, Value> = (0..100).map(|n| (format!("p{n}"), json!({}))).collect();
+            (format!("g{g}"), json!({ "properties": leaves }))
+        };
+        let groups: serde_json::Map<String, Value> = (0..110).map(group).collect();
+        let mut schema = json!({ "properties": groups });
+        for level in 0..8 {
+            schema = json!({ "properties": { format!("{level}{}", "k".repeat(10_000)): schema } });
+        }
+        schema["type"] = json!("object");
+        schema
+    }
+
+    #[test]
+    fn long_names_nested_under_many_schemas_are_refused_for_their_locations() {
+        let schema = long_locations();
+        assert!(schema.to_string().len() < MAX_SCHEMA_BYTES);
+        let started = std::time::Instant::now();
+        let error = refused(schema);
+        assert!(
+            error.contains("bytes of schema locations") && error.contains("more than 16 MiB"),
+            "{error}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "a hang, not a timing check"
+        );
+        // Shorter names under the same nesting are fine.
+        let cost = measure(&nested_ref_all_of(6)).unwrap();
+        assert!(cost.locations > 0 && cost.locations < 100_000, "{cost:?}");
+    }
+
+    /// Not a test: what compiling `long_locations` costs jsonschema, bypassing the bound
+    /// (`cargo test -p warden --lib -- --ignored --nocapture schema_budget::tests::measure_long_locations`).
+    #[test]
+    #[ignore]
+    fn measure_long_locations() {
+        let peak = || {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            status.lines().find(|l| l.starts_with("VmHWM:")).unwrap().to_string()
+        };
+        let before = peak();
+        let validator = options().build(&long_locations()).unwrap();
+        println!("compiled: {before} → {}", peak());
+        drop(validator);
     }
 
     #[test]
