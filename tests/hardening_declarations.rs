@@ -92,6 +92,14 @@ async fn each_declaration_attack_is_refused_with_its_reason_and_the_rest_serve()
             "wide-enum-items",
             vec!["tool \"wide_enum_items\"", "cost units of checks to a single value"],
         ),
+        (
+            "long-locations",
+            vec![
+                "tool \"long_locations\"",
+                "bytes of schema locations",
+                "more than 16 MiB",
+            ],
+        ),
         ("huge-schema", vec!["tool \"huge_schema\"", "KiB a schema may have"]),
         ("many-tools", vec!["declares 1001 tools, more than the 1000"]),
         ("many-resources", vec!["declares 10001 resources, more than the 10000"]),

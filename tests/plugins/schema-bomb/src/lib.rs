@@ -58,6 +58,22 @@ fn enum_items(alternatives: usize) -> Value {
     json!({ "type": "array", "items": { "anyOf": any_of } })
 }
 
+/// 8 levels of 10 000-character property names above 110 × 100 empty properties:
+/// 212 KB within every bound on size and work, but jsonschema would keep each of the
+/// 11 000 schemas' 80 KB location (942 MB).
+fn long_locations() -> Value {
+    let group = |g: usize| {
+        let leaves: Map<String, Value> = (0..100).map(|n| (format!("p{n}"), json!({}))).collect();
+        (format!("g{g}"), json!({ "properties": leaves }))
+    };
+    let mut schema = json!({ "properties": (0..110).map(group).collect::<Map<String, Value>>() });
+    for level in 0..8 {
+        schema = json!({ "properties": { format!("{level}{}", "k".repeat(10_000)): schema } });
+    }
+    schema["type"] = json!("object");
+    schema
+}
+
 /// Tools whose schemas cost as much as Warden allows for one value: 31
 /// alternatives of 60-value enums (32 would be refused).
 fn at_limit() -> Vec<Tool> {
@@ -133,6 +149,7 @@ impl tools::Guest for Bomb {
                 json!({ "type": "object", "properties": { "items": enum_items(40) } }),
                 None,
             )],
+            "long-locations" => vec![tool("long_locations", long_locations(), None)],
             "huge-schema" => vec![tool(
                 "huge_schema",
                 json!({ "type": "object", "description": "x".repeat(300 << 10) }),
