@@ -19,8 +19,13 @@ pub const MAX_TEMPLATE_BYTES: usize = 1_024;
 /// The longest resource URI.
 pub const MAX_URI_BYTES: usize = 4_096;
 /// All the text a plugin declares together: names, titles, descriptions,
-/// URIs, templates, schemas.
+/// URIs, templates, schemas, and `ITEM_BYTES` for each item.
 pub const MAX_DECLARED_BYTES: usize = 8 << 20;
+/// What each declared item (tool, resource, template, prompt, prompt
+/// argument) counts beyond its text: the host keeps a structure for it and
+/// lists it as a JSON object, so a million one-letter prompt arguments are
+/// not "a few megabytes" (as `[limits] output` counts items too).
+pub const ITEM_BYTES: usize = 32;
 
 /// Refuses declarations over any bound, naming it.
 pub fn check(declared: &Declared) -> Result<()> {
@@ -72,30 +77,36 @@ fn optional(text: &Option<String>) -> usize {
     text.as_ref().map_or(0, String::len)
 }
 
-/// Every byte of text in the declarations.
+/// Every byte of text in the declarations, and `ITEM_BYTES` per item.
 fn declared_bytes(declared: &Declared) -> usize {
     let tools = declared.tools.iter().map(|t| {
-        t.name.len()
+        ITEM_BYTES
+            + t.name.len()
             + optional(&t.title)
             + t.description.len()
             + t.input_schema.len()
             + optional(&t.output_schema)
             + t.annotations.as_ref().map_or(0, |a| optional(&a.title))
     });
-    let resources = declared
-        .resources
-        .iter()
-        .map(|r| r.uri.len() + r.name.len() + optional(&r.title) + optional(&r.description) + optional(&r.mime_type));
+    let resources = declared.resources.iter().map(|r| {
+        ITEM_BYTES + r.uri.len() + r.name.len() + optional(&r.title) + optional(&r.description) + optional(&r.mime_type)
+    });
     let templates = declared.templates.iter().map(|t| {
-        t.uri_template.len() + t.name.len() + optional(&t.title) + optional(&t.description) + optional(&t.mime_type)
+        ITEM_BYTES
+            + t.uri_template.len()
+            + t.name.len()
+            + optional(&t.title)
+            + optional(&t.description)
+            + optional(&t.mime_type)
     });
     let prompts = declared.prompts.iter().map(|p| {
-        p.name.len()
+        ITEM_BYTES
+            + p.name.len()
             + optional(&p.title)
             + optional(&p.description)
             + p.arguments
                 .iter()
-                .map(|a| a.name.len() + optional(&a.description))
+                .map(|a| ITEM_BYTES + a.name.len() + optional(&a.description))
                 .sum::<usize>()
     });
     tools.chain(resources).chain(templates).chain(prompts).sum()
@@ -180,6 +191,25 @@ mod tests {
                 "more than the 8 MiB a plugin may declare",
             ),
         ];
+        let many_arguments = Declared {
+            prompts: vec![types::Prompt {
+                name: "p".into(),
+                title: None,
+                description: None,
+                // 2 MB of names, 300 000 structures.
+                arguments: (0..300_000)
+                    .map(|n| types::PromptArgument {
+                        name: format!("a{n}"),
+                        description: None,
+                        required: false,
+                    })
+                    .collect(),
+            }],
+            ..Declared::default()
+        };
+        let cases = cases
+            .into_iter()
+            .chain([(many_arguments, "more than the 8 MiB a plugin may declare")]);
         for (declared, expected) in cases {
             let error = check(&declared).unwrap_err().to_string();
             assert!(error.contains(expected), "{error} should mention {expected}");
