@@ -6,5 +6,6 @@
 
 pub mod arguments;
 pub mod manifest;
+pub mod plain_types;
 pub mod stdio_framing;
 pub mod uri_template;
