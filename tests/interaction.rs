@@ -227,8 +227,8 @@ async fn what_the_operator_did_not_grant_or_the_client_cannot_do_is_never_asked(
 
 #[tokio::test]
 async fn a_plugin_that_keeps_asking_is_stopped_at_max_rounds() {
-    // The fixture asks again for `user_name` while it gets other keys: a client that
-    // never gives it keeps the call asking, until the manifest's max-rounds (here 3).
+    // The fixture asks again for `user_name` while it has no answer: a client that
+    // never gives one keeps the call asking, until the manifest's max-rounds (here 3).
     let dir = served(Some("[interaction]\nelicit = true\nmax-rounds = 3\n"));
     let warden = HttpWarden::start(dir.path(), &[]).await;
     let mut params = json!({"name": "test_input_required_result_elicitation", "arguments": {}});
@@ -240,7 +240,7 @@ async fn a_plugin_that_keeps_asking_is_stopped_at_max_rounds() {
         }
         rounds += 1;
         assert!(rounds <= 3, "still asking after {rounds} rounds: {answer}");
-        params["inputResponses"] = json!({"wrong_key": {"action": "accept", "content": {"x": 1}}});
+        params["inputResponses"] = json!({});
         params["requestState"] = answer["result"]["requestState"].clone();
     };
     assert_eq!(rounds, 3, "{last}");
