@@ -277,7 +277,10 @@ async fn a_state_is_accepted_once_and_only_for_what_its_round_asked() {
             json!({"user_name": {"role": "assistant", "content": {"type": "text", "text": "Mallory"}}}),
             "inputResponses.user_name: `action` must be",
         ),
-        (json!({"user_name": {"roots": []}}), "inputResponses.user_name: `action` must be"),
+        (
+            json!({"user_name": {"roots": []}}),
+            "inputResponses.user_name: `action` must be",
+        ),
     ] {
         let (_, refused) = post(&warden, "tools/call", retry(answers), capabilities()).await;
         assert_eq!(refused["error"]["code"], -32602, "{refused}");
@@ -286,7 +289,13 @@ async fn a_state_is_accepted_once_and_only_for_what_its_round_asked() {
     }
 
     // Answered as asked: the call completes, once.
-    let (_, done) = post(&warden, "tools/call", retry(json!({"user_name": alice})), capabilities()).await;
+    let (_, done) = post(
+        &warden,
+        "tools/call",
+        retry(json!({"user_name": alice})),
+        capabilities(),
+    )
+    .await;
     assert_eq!(text(&done), "Hello, Alice!", "{done}");
     let bob = json!({"user_name": {"action": "accept", "content": {"name": "Bob"}}});
     let (_, replayed) = post(&warden, "tools/call", retry(bob), capabilities()).await;
@@ -392,7 +401,13 @@ async fn made_up_answers_never_reach_the_notes_plugin_on_either_wire() {
     );
     assert!(note.exists(), "the note was deleted on the 2025-11-25 wire: {answer}");
     // The session still works: the note is listed.
-    let listed = post_2025(&warden, &session, "tools/call", json!({"name": "list_notes", "arguments": {}})).await;
+    let listed = post_2025(
+        &warden,
+        &session,
+        "tools/call",
+        json!({"name": "list_notes", "arguments": {}}),
+    )
+    .await;
     assert!(
         listed["result"]["content"][0]["text"]
             .as_str()
@@ -450,23 +465,35 @@ async fn hostile_requests_are_refused_to_the_plugin_and_never_reach_the_client()
     let before = status_kib(pid, "VmRSS");
     const SIZE: u64 = 32 << 20;
     let refusals = [
-        (json!({"attack": "huge_schema", "size": SIZE}), "more than the plugin's 1 MiB `[limits] output`"),
-        (json!({"attack": "huge_message", "size": SIZE}), "more than the plugin's 1 MiB `[limits] output`"),
-        (json!({"attack": "huge_tools", "size": SIZE}), "more than the plugin's 1 MiB `[limits] output`"),
+        (
+            json!({"attack": "huge_schema", "size": SIZE}),
+            "more than the plugin's 1 MiB `[limits] output`",
+        ),
+        (
+            json!({"attack": "huge_message", "size": SIZE}),
+            "more than the plugin's 1 MiB `[limits] output`",
+        ),
+        (
+            json!({"attack": "huge_tools", "size": SIZE}),
+            "more than the plugin's 1 MiB `[limits] output`",
+        ),
         (
             json!({"attack": "huge_schema", "size": 300 << 10}),
             "its requested schema is 307",
         ),
-        (
-            json!({"attack": "huge_tools", "size": 300 << 10}),
-            "its tools is 307",
-        ),
+        (json!({"attack": "huge_tools", "size": 300 << 10}), "its tools is 307"),
         (
             json!({"attack": "nested"}),
             "is not an MCP form: `properties.address`: `type` \"object\" is not allowed",
         ),
-        (json!({"attack": "url", "url": "javascript:alert(document.cookie)"}), "not `javascript`"),
-        (json!({"attack": "url", "url": "data:text/html,<script>alert(1)</script>"}), "not `data`"),
+        (
+            json!({"attack": "url", "url": "javascript:alert(document.cookie)"}),
+            "not `javascript`",
+        ),
+        (
+            json!({"attack": "url", "url": "data:text/html,<script>alert(1)</script>"}),
+            "not `data`",
+        ),
         (json!({"attack": "url", "url": "file:///etc/passwd"}), "not `file`"),
         (
             json!({"attack": "url", "url": "http://169.254.169.254/latest/meta-data/"}),
@@ -481,7 +508,10 @@ async fn hostile_requests_are_refused_to_the_plugin_and_never_reach_the_client()
         let (status, answer) = post(&warden, "tools/call", ask(arguments.clone()), everything()).await;
         assert_eq!(status, 200, "{arguments}: {answer}");
         // Nothing was put to the client: the plugin heard why, and said so.
-        assert_ne!(answer["result"]["resultType"], "input_required", "{arguments}: {answer}");
+        assert_ne!(
+            answer["result"]["resultType"], "input_required",
+            "{arguments}: {answer}"
+        );
         let said = text(&answer);
         assert!(said.starts_with("refused: "), "{arguments}: {answer}");
         assert!(said.contains(why), "{arguments}: {said}");

@@ -82,9 +82,9 @@ impl UrlDenial {
             UrlDenial::Scheme(scheme) => format!(
                 "a URL elicitation may only send the user to an https URL (or http to loopback), not `{scheme}`"
             ),
-            UrlDenial::PlainHttp(host) => format!(
-                "a URL elicitation may use http only to loopback; `{host}` needs https"
-            ),
+            UrlDenial::PlainHttp(host) => {
+                format!("a URL elicitation may use http only to loopback; `{host}` needs https")
+            }
             UrlDenial::UserInfo => {
                 "a URL elicitation's URL may not carry a user name or password before its host".to_string()
             }
@@ -120,7 +120,11 @@ impl InteractionGrant {
     pub fn check_url(&self, url: &str) -> Result<(), UrlDenial> {
         let scheme_of = |text: &str| -> String {
             let scheme = text.split_once(':').map_or(text, |(scheme, _)| scheme);
-            scheme.chars().take(MAX_SCHEME_SHOWN).collect::<String>().to_ascii_lowercase()
+            scheme
+                .chars()
+                .take(MAX_SCHEME_SHOWN)
+                .collect::<String>()
+                .to_ascii_lowercase()
         };
         let uri: http::Uri = url.parse().map_err(|_| UrlDenial::Scheme(scheme_of(url)))?;
         let scheme = match uri.scheme_str() {
@@ -784,10 +788,15 @@ mod tests {
     #[test]
     fn url_elicitation_goes_only_to_allowlisted_https_or_loopback_http() {
         let grant = InteractionGrant {
-            url_allow: ["login.example.com", "*.auth.example.org:8443", "http://127.0.0.1:9000", "localhost:8080"]
-                .iter()
-                .map(|r| HttpRule::parse(r).unwrap())
-                .collect(),
+            url_allow: [
+                "login.example.com",
+                "*.auth.example.org:8443",
+                "http://127.0.0.1:9000",
+                "localhost:8080",
+            ]
+            .iter()
+            .map(|r| HttpRule::parse(r).unwrap())
+            .collect(),
             ..InteractionGrant::default()
         };
         for ok in [
@@ -816,13 +825,28 @@ mod tests {
                 port: 443
             }
         );
-        assert_eq!(refused("http://login.example.com/"), UrlDenial::PlainHttp("login.example.com".into()));
+        assert_eq!(
+            refused("http://login.example.com/"),
+            UrlDenial::PlainHttp("login.example.com".into())
+        );
         assert_eq!(refused("https://login.example.com@evil.example/"), UrlDenial::UserInfo);
         assert!(matches!(refused("https://evil.example/"), UrlDenial::NotListed { .. }));
-        assert!(matches!(refused("https://login.example.com:8443/"), UrlDenial::NotListed { .. }));
-        assert!(matches!(refused("https://auth.example.org:8443/"), UrlDenial::NotListed { .. }));
-        assert!(matches!(refused("https://login.example.com\\@evil.example/"), UrlDenial::Scheme(_)));
-        assert!(matches!(refused("https://l\u{f6}gin.example.com/"), UrlDenial::Scheme(_)));
+        assert!(matches!(
+            refused("https://login.example.com:8443/"),
+            UrlDenial::NotListed { .. }
+        ));
+        assert!(matches!(
+            refused("https://auth.example.org:8443/"),
+            UrlDenial::NotListed { .. }
+        ));
+        assert!(matches!(
+            refused("https://login.example.com\\@evil.example/"),
+            UrlDenial::Scheme(_)
+        ));
+        assert!(matches!(
+            refused("https://l\u{f6}gin.example.com/"),
+            UrlDenial::Scheme(_)
+        ));
         let message = refused("https://evil.example/x").describe("notes.toml");
         assert!(
             message.contains("add \"evil.example\" (or \"evil.example:443\") to [interaction] url-allow in notes.toml"),
@@ -833,7 +857,10 @@ mod tests {
             "interaction.url-allow (evil.example:443)"
         );
         let long = format!("{}:x", "a".repeat(10_000));
-        assert_eq!(refused(&long).audit_entry().len(), "interaction.url-allow (:)".len() + MAX_SCHEME_SHOWN);
+        assert_eq!(
+            refused(&long).audit_entry().len(),
+            "interaction.url-allow (:)".len() + MAX_SCHEME_SHOWN
+        );
         assert!(HttpRule::parse("http://x.example").unwrap().is_plain_http_to_remote());
         assert!(!HttpRule::parse("http://[::1]:80").unwrap().is_plain_http_to_remote());
         assert!(!HttpRule::parse("x.example").unwrap().is_plain_http_to_remote());

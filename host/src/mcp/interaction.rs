@@ -30,17 +30,17 @@ pub mod used_states;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub use request::{Prepared, RequestLimits, Round};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientCapabilities, ElicitationCapability, InputRequest, InputRequests, InputResponses, RequestStateCodec,
     RootsCapabilities, SamplingCapability, SealOptions, ServerRequest,
 };
-pub use request::{Prepared, RequestLimits, Round};
-pub use used_states::UsedStates;
 use rmcp::service::{Peer, RoleServer};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
+pub use used_states::UsedStates;
 
 use crate::grants::InteractionGrant;
 use crate::plugin::Reply;
@@ -211,6 +211,30 @@ impl Binding {
     }
 }
 
+/// Seals what round `round` asked (`asked`, by key), what it answered
+/// `refused` without asking, and the plugin's `state`, for `binding`.
+pub fn seal(
+    codec: &RequestStateCodec,
+    binding: &Binding,
+    round: u32,
+    state: &[u8],
+    asked: BTreeMap<String, Kind>,
+    refused: BTreeMap<String, String>,
+) -> Result<String, McpError> {
+    let carried = Carried {
+        round,
+        state: base64(state),
+        asked,
+        refused,
+    };
+    codec
+        .seal_json_with(
+            &carried,
+            &SealOptions::new().associated_data(&binding.bytes).ttl(STATE_TTL),
+        )
+        .map_err(|e| McpError::internal_error(format!("cannot seal the request state: {e}"), None))
+}
+
 /// The 2026 wire's retry: what the client sent back.
 pub struct Retry<'a> {
     pub responses: Option<&'a InputResponses>,
@@ -272,23 +296,15 @@ where
         let plan = plan(asker, asked.requests, denied)?;
         match &asker.wire {
             Wire::Stateless if !plan.to_ask.is_empty() => {
-                let carried = Carried {
+                let asked_kinds = plan.to_ask.iter().map(|(key, (kind, _))| (key.clone(), *kind));
+                let sealed = seal(
+                    asker.codec,
+                    binding,
                     round,
-                    state: base64(&asked.state),
-                    asked: plan
-                        .to_ask
-                        .iter()
-                        .map(|(key, (kind, _))| (key.clone(), *kind))
-                        .collect(),
-                    refused: plan.refused.iter().cloned().collect(),
-                };
-                let sealed = asker
-                    .codec
-                    .seal_json_with(
-                        &carried,
-                        &SealOptions::new().associated_data(&binding.bytes).ttl(STATE_TTL),
-                    )
-                    .map_err(|e| McpError::internal_error(format!("cannot seal the request state: {e}"), None))?;
+                    &asked.state,
+                    asked_kinds.collect(),
+                    plan.refused.iter().cloned().collect(),
+                )?;
                 let requests: InputRequests = plan
                     .to_ask
                     .into_iter()
@@ -537,18 +553,38 @@ mod tests {
             Binding::new("oauth-sub:alice", "other-code", "tools/call", "greet", b"{}"),
         ] {
             let used = UsedStates::default();
-            let error = error_of(answers::resume(&resumption(&codec, &other, &grant, &used), retry(&responses, &sealed)));
+            let error = error_of(answers::resume(
+                &resumption(&codec, &other, &grant, &used),
+                retry(&responses, &sealed),
+            ));
             assert_eq!(error.code.0, -32602);
-            assert!(error.message.contains("not one this server issued for this caller"), "{}", error.message);
+            assert!(
+                error.message.contains("not one this server issued for this caller"),
+                "{}",
+                error.message
+            );
         }
         let used = UsedStates::default();
         let tampered = format!("{sealed}-TAMPERED");
-        assert!(answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &tampered)).is_err());
+        assert!(
+            answers::resume(
+                &resumption(&codec, &binding, &grant, &used),
+                retry(&responses, &tampered)
+            )
+            .is_err()
+        );
         let foreign = RequestStateCodec::try_new(vec![9u8; 32]).unwrap();
-        assert!(answers::resume(&resumption(&foreign, &binding, &grant, &used), retry(&responses, &sealed)).is_err());
+        assert!(
+            answers::resume(
+                &resumption(&foreign, &binding, &grant, &used),
+                retry(&responses, &sealed)
+            )
+            .is_err()
+        );
         assert!(used.is_empty(), "a refused retry does not use the state up");
 
-        let (round, input) = answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &sealed)).unwrap();
+        let (round, input) =
+            answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &sealed)).unwrap();
         assert_eq!(round, 2);
         let input = input.unwrap();
         assert_eq!(input.state, b"mine");
@@ -556,7 +592,10 @@ mod tests {
         assert_eq!(keys, ["roots", "name"]);
 
         // The same state again: refused, on this process.
-        let error = error_of(answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &sealed)));
+        let error = error_of(answers::resume(
+            &resumption(&codec, &binding, &grant, &used),
+            retry(&responses, &sealed),
+        ));
         assert_eq!(error.code.0, -32602);
         assert!(error.message.contains("has been used already"), "{}", error.message);
     }
@@ -565,11 +604,19 @@ mod tests {
     fn answers_must_be_for_the_keys_and_kinds_asked_and_granted() {
         let codec = codec();
         let binding = Binding::new("", "sha", "tools/call", "greet", b"{}");
-        let sealed = seal(&codec, &binding, &[("name", Kind::Elicit), ("login", Kind::ElicitUrl)], STATE_TTL);
+        let sealed = seal(
+            &codec,
+            &binding,
+            &[("name", Kind::Elicit), ("login", Kind::ElicitUrl)],
+            STATE_TTL,
+        );
         let grant = granted_all();
         let used = UsedStates::default();
         for (responses, why) in [
-            (json!({"extra": {"action": "accept"}}), "inputResponses.extra: this round did not ask for `extra`"),
+            (
+                json!({"extra": {"action": "accept"}}),
+                "inputResponses.extra: this round did not ask for `extra`",
+            ),
             (
                 json!({"name": {"role": "assistant", "content": {"type": "text", "text": "hi"}}}),
                 "inputResponses.name: `action` must be",
@@ -582,19 +629,31 @@ mod tests {
             (json!({"name": 12345}), "inputResponses.name: not a JSON object"),
         ] {
             let responses: InputResponses = serde_json::from_value(responses).unwrap();
-            let error = error_of(answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &sealed)));
+            let error = error_of(answers::resume(
+                &resumption(&codec, &binding, &grant, &used),
+                retry(&responses, &sealed),
+            ));
             assert_eq!(error.code.0, -32602, "{why}");
             assert!(error.message.contains(why), "{why}: {}", error.message);
         }
         // The operator withdrew the grant between the rounds.
         let withdrawn = InteractionGrant::default();
         let responses: InputResponses = serde_json::from_value(json!({"name": {"action": "decline"}})).unwrap();
-        let error = error_of(answers::resume(&resumption(&codec, &binding, &withdrawn, &used), retry(&responses, &sealed)));
-        assert!(error.message.contains("no longer grants elicitation"), "{}", error.message);
+        let error = error_of(answers::resume(
+            &resumption(&codec, &binding, &withdrawn, &used),
+            retry(&responses, &sealed),
+        ));
+        assert!(
+            error.message.contains("no longer grants elicitation"),
+            "{}",
+            error.message
+        );
         assert!(used.is_empty());
         // What was asked, answered as asked: accepted.
-        let responses: InputResponses =
-            serde_json::from_value(json!({"name": {"action": "accept", "content": {"n": 1}}, "login": {"action": "accept"}})).unwrap();
+        let responses: InputResponses = serde_json::from_value(
+            json!({"name": {"action": "accept", "content": {"n": 1}}, "login": {"action": "accept"}}),
+        )
+        .unwrap();
         assert!(answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &sealed)).is_ok());
     }
 
@@ -618,8 +677,19 @@ mod tests {
         };
         let error = error_of(answers::resume(&session, without_state()));
         assert_eq!(error.code.0, -32602);
-        assert!(error.message.contains("belong to the 2026-07-28 protocol"), "{}", error.message);
-        let (round, input) = answers::resume(&session, Retry { responses: None, state: None }).unwrap();
+        assert!(
+            error.message.contains("belong to the 2026-07-28 protocol"),
+            "{}",
+            error.message
+        );
+        let (round, input) = answers::resume(
+            &session,
+            Retry {
+                responses: None,
+                state: None,
+            },
+        )
+        .unwrap();
         assert_eq!((round, input.is_none()), (1, true));
     }
 
@@ -702,17 +772,29 @@ mod tests {
         assert!(matches!(round.requests[0].prepared, Prepared::Ready(_)));
         assert!(matches!(round.requests[4].prepared, Prepared::Ready(_)));
         let (why, _) = refusal(&round, "nested");
-        assert!(why.contains("`properties.a`: `type` \"object\" is not allowed"), "{why}");
+        assert!(
+            why.contains("`properties.a`: `type` \"object\" is not allowed"),
+            "{why}"
+        );
         let (why, _) = refusal(&round, "huge_message");
-        assert!(why.contains("more than the plugin's 1 MiB `[limits] output` (hostile.toml)"), "{why}");
+        assert!(
+            why.contains("more than the plugin's 1 MiB `[limits] output` (hostile.toml)"),
+            "{why}"
+        );
         let (why, _) = refusal(&round, "huge_schema");
         assert!(why.contains("more than the plugin's 1 MiB `[limits] output`"), "{why}");
         let (why, denied) = refusal(&round, "script");
         assert!(why.contains("not `javascript`"), "{why}");
         assert_eq!(denied.as_deref(), Some("interaction.url-allow (javascript:)"));
         let (why, denied) = refusal(&round, "metadata");
-        assert!(why.contains("http only to loopback; `169.254.169.254` needs https"), "{why}");
-        assert_eq!(denied.as_deref(), Some("interaction.url-allow (http://169.254.169.254)"));
+        assert!(
+            why.contains("http only to loopback; `169.254.169.254` needs https"),
+            "{why}"
+        );
+        assert_eq!(
+            denied.as_deref(),
+            Some("interaction.url-allow (http://169.254.169.254)")
+        );
         let (why, denied) = refusal(&round, "elsewhere");
         assert!(why.contains("to [interaction] url-allow in hostile.toml"), "{why}");
         assert_eq!(denied.as_deref(), Some("interaction.url-allow (evil.example:443)"));
@@ -745,10 +827,7 @@ mod tests {
                 requests: vec![form("q", "x".repeat(4 << 20), flat)],
                 state: Vec::new(),
             },
-            &RequestLimits {
-                grant: &none,
-                ..roomy
-            },
+            &RequestLimits { grant: &none, ..roomy },
         )
         .unwrap();
         assert!(matches!(round.requests[0].prepared, Prepared::NotGranted));
@@ -766,7 +845,11 @@ mod tests {
             requests: vec![url("k", "https://a.example/"), url("k", "https://a.example/")],
             state: Vec::new(),
         };
-        assert!(request::prepare(twice, &limits).unwrap_err().contains("one request key twice"));
+        assert!(
+            request::prepare(twice, &limits)
+                .unwrap_err()
+                .contains("one request key twice")
+        );
         let stateful = types::InputRequired {
             requests: vec![url("k", "https://a.example/")],
             state: vec![0; MAX_PLUGIN_STATE + 1],

@@ -37,10 +37,7 @@ pub struct Resumption<'a> {
 }
 
 /// The round to run first, and the answers to hand the plugin with it.
-pub fn resume(
-    resumption: &Resumption<'_>,
-    retry: Retry<'_>,
-) -> Result<(u32, Option<types::InputAnswers>), McpError> {
+pub fn resume(resumption: &Resumption<'_>, retry: Retry<'_>) -> Result<(u32, Option<types::InputAnswers>), McpError> {
     let invalid = |why: String| McpError::invalid_params(why, None);
     if !resumption.stateless {
         if retry.responses.is_some() || retry.state.is_some() {
@@ -80,9 +77,9 @@ pub fn resume(
     // Only a retry that is otherwise good uses the state up: a client can
     // correct a malformed answer and send it again.
     resumption.used.use_once(sealed).map_err(|refused| match refused {
-        Refused::Replayed => invalid(
-            "requestState has been used already: each one continues a call once; call again without it".into(),
-        ),
+        Refused::Replayed => {
+            invalid("requestState has been used already: each one continues a call once; call again without it".into())
+        }
         Refused::Full => McpError::internal_error(
             "too many interactive calls were continued recently for this server to remember another; \
              try again in a few minutes"
@@ -125,7 +122,11 @@ pub fn parse_answer(kind: Kind, value: &Value) -> Result<types::InputAnswer, Str
                 Some("accept") => types::ElicitAction::Accept,
                 Some("decline") => types::ElicitAction::Decline,
                 Some("cancel") => types::ElicitAction::Cancel,
-                _ => return Err("`action` must be \"accept\", \"decline\" or \"cancel\" (an elicitation result)".into()),
+                _ => {
+                    return Err(
+                        "`action` must be \"accept\", \"decline\" or \"cancel\" (an elicitation result)".into(),
+                    );
+                }
             };
             let content = match object.get("content") {
                 None | Some(Value::Null) => None,

@@ -26,7 +26,15 @@ const STRING_KEYWORDS: [&str; 10] = [
 ];
 const NUMBER_KEYWORDS: [&str; 6] = ["type", "title", "description", "default", "minimum", "maximum"];
 const BOOLEAN_KEYWORDS: [&str; 4] = ["type", "title", "description", "default"];
-const ARRAY_KEYWORDS: [&str; 7] = ["type", "title", "description", "default", "minItems", "maxItems", "items"];
+const ARRAY_KEYWORDS: [&str; 7] = [
+    "type",
+    "title",
+    "description",
+    "default",
+    "minItems",
+    "maxItems",
+    "items",
+];
 
 /// Refuses a form schema MCP does not allow, saying where and why.
 pub fn check(schema: &Value) -> Result<(), String> {
@@ -101,7 +109,9 @@ fn check_property(property: &Value) -> Result<(), String> {
                     only(items, &["anyOf"], "`items`")?;
                     titled_choices(choices, "`items.anyOf`")?;
                 }
-                _ => return Err("`items` must hold either `enum` (strings) or `anyOf` (of `const` and `title`)".into()),
+                _ => {
+                    return Err("`items` must hold either `enum` (strings) or `anyOf` (of `const` and `title`)".into());
+                }
             }
         }
         other => {

@@ -96,7 +96,7 @@ pub fn prepare(asked: types::InputRequired, limits: &RequestLimits<'_>) -> Resul
                             spent = total;
                             Prepared::Ready(request)
                         }
-                        Err(refusal) => refusal,
+                        Err(Refusal { why, denied }) => Prepared::Refused { why, denied },
                     }
                 }
             };
@@ -186,12 +186,18 @@ fn bytes(request: &types::InputRequest) -> u64 {
     }
 }
 
-fn refused(why: String) -> Prepared {
-    Prepared::Refused { why, denied: None }
+/// Why `convert` refused a request, before it becomes `Prepared::Refused`.
+struct Refusal {
+    why: String,
+    denied: Option<String>,
+}
+
+fn refused(why: String) -> Refusal {
+    Refusal { why, denied: None }
 }
 
 /// A JSON text of the plugin's, bounded before it is parsed and after.
-fn bounded_json(text: &str, what: &str) -> Result<Value, Prepared> {
+fn bounded_json(text: &str, what: &str) -> Result<Value, Refusal> {
     schema_budget::check_text(text).map_err(|e| refused(format!("its {what} {e}")))?;
     let value: Value = serde_json::from_str(text).map_err(|e| refused(format!("its {what} is not JSON: {e}")))?;
     schema_budget::check_document(&value).map_err(|e| refused(format!("its {what} {e}")))?;
@@ -199,7 +205,7 @@ fn bounded_json(text: &str, what: &str) -> Result<Value, Prepared> {
 }
 
 /// A plugin's request as MCP spells it.
-fn convert(request: &types::InputRequest, limits: &RequestLimits<'_>) -> Result<InputRequest, Prepared> {
+fn convert(request: &types::InputRequest, limits: &RequestLimits<'_>) -> Result<InputRequest, Refusal> {
     let wire = match request {
         types::InputRequest::ElicitForm(form) => {
             let schema = bounded_json(&form.requested_schema, "requested schema")?;
@@ -212,7 +218,7 @@ fn convert(request: &types::InputRequest, limits: &RequestLimits<'_>) -> Result<
             })
         }
         types::InputRequest::ElicitUrl(url) => {
-            limits.grant.check_url(&url.url).map_err(|denial| Prepared::Refused {
+            limits.grant.check_url(&url.url).map_err(|denial| Refusal {
                 why: denial.describe(limits.manifest),
                 denied: Some(denial.audit_entry()),
             })?;
@@ -236,11 +242,14 @@ fn convert(request: &types::InputRequest, limits: &RequestLimits<'_>) -> Result<
                         "content": sampling_content(&message.content).map_err(refused)?,
                     }))
                 })
-                .collect::<Result<Vec<_>, Prepared>>()?;
+                .collect::<Result<Vec<_>, Refusal>>()?;
             let mut params = Map::new();
             params.insert("messages".into(), Value::Array(messages));
             // Capped by the operator: a larger request is asked for the cap.
-            params.insert("maxTokens".into(), sample.max_tokens.min(limits.grant.max_tokens).into());
+            params.insert(
+                "maxTokens".into(),
+                sample.max_tokens.min(limits.grant.max_tokens).into(),
+            );
             if let Some(system) = &sample.system_prompt {
                 params.insert("systemPrompt".into(), system.clone().into());
             }
@@ -251,7 +260,10 @@ fn convert(request: &types::InputRequest, limits: &RequestLimits<'_>) -> Result<
                 params.insert("stopSequences".into(), sample.stop_sequences.clone().into());
             }
             if let Some(preferences) = &sample.model_preferences {
-                params.insert("modelPreferences".into(), bounded_json(preferences, "model preferences")?);
+                params.insert(
+                    "modelPreferences".into(),
+                    bounded_json(preferences, "model preferences")?,
+                );
             }
             if let Some(tools) = &sample.tools {
                 params.insert("tools".into(), bounded_json(tools, "tools")?);
