@@ -5,6 +5,7 @@
 //! module here and a new `[[bin]]` in `Cargo.toml`.
 
 pub mod arguments;
+pub mod interaction;
 pub mod manifest;
 pub mod plain_types;
 pub mod stdio_framing;

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use warden::cache::CodeCache;
 use warden::loader;
+use warden::runtime::contract::types::InputRequired;
 use warden::runtime::{CallContext, Runtime};
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -107,6 +108,7 @@ async fn main() -> anyhow::Result<()> {
                 &arguments,
                 None,
                 CallContext::detached(plugin.name.clone()),
+                &std::convert::identity::<InputRequired>,
             )
             .await;
         let elapsed = started.elapsed();
@@ -168,7 +170,16 @@ async fn main() -> anyhow::Result<()> {
                     (plugin.clone(), runtime.clone(), tool.clone(), arguments.clone());
                 tasks.spawn(async move {
                     let call = CallContext::detached(plugin.name.clone());
-                    let (result, _) = plugin.call_tool(&runtime, &tool, &arguments, None, call).await;
+                    let (result, _) = plugin
+                        .call_tool(
+                            &runtime,
+                            &tool,
+                            &arguments,
+                            None,
+                            call,
+                            &std::convert::identity::<InputRequired>,
+                        )
+                        .await;
                     assert!(matches!(result, Ok(Ok(_))), "the call failed: {result:?}");
                 });
             }

@@ -58,6 +58,7 @@ pub async fn run(args: &CallArgs) -> Result<ExitCode> {
     };
     // No client: whatever the plugin asks for is answered `refused`.
     let codec = interaction::process_codec()?;
+    let used = interaction::UsedStates::default();
     let asker = Asker {
         wire: Wire::Detached,
         client: Asks::default(),
@@ -65,6 +66,10 @@ pub async fn run(args: &CallArgs) -> Result<ExitCode> {
         codec: &codec,
         cancel: Default::default(),
         timeout: plugin.prepared.policy.limits.timeout,
+        output: plugin.prepared.policy.limits.output,
+        manifest: plugin.manifest_name(),
+        caller: String::new(),
+        used: &used,
     };
     let retry = Retry {
         responses: None,

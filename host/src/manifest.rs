@@ -104,6 +104,8 @@ struct RawInteraction {
     max_tokens: Option<u32>,
     #[serde(rename = "max-rounds")]
     max_rounds: Option<u32>,
+    #[serde(rename = "url-allow", default)]
+    url_allow: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -330,12 +332,25 @@ fn interaction(raw: RawInteraction) -> Result<InteractionGrant> {
     if !(1..=MAX_ROUNDS).contains(&max_rounds) {
         bail!("`interaction.max-rounds` must be 1 to {MAX_ROUNDS}");
     }
+    let mut url_allow = Vec::new();
+    for entry in &raw.url_allow {
+        let key = || format!("`interaction.url-allow` entry {entry:?}");
+        let rule = HttpRule::parse(entry).with_context(key)?;
+        if rule.is_plain_http_to_remote() {
+            return Err(anyhow::anyhow!(
+                "a URL elicitation may use http only to loopback; write `https://` or no scheme"
+            ))
+            .with_context(key);
+        }
+        url_allow.push(rule);
+    }
     Ok(InteractionGrant {
         elicit: raw.elicit,
         sample: raw.sample,
         roots: raw.roots,
         max_tokens,
         max_rounds,
+        url_allow,
     })
 }
 
@@ -440,6 +455,11 @@ mod tests {
         assert!(!err.contains('\n'), "{err}");
         let err = format!("{:#}", Manifest::parse("[network]\nallowed = []").unwrap_err());
         assert!(err.contains("allowed"), "{err}");
+        let err = format!("{:#}", Manifest::parse("[interaction]\nurl-hosts = []").unwrap_err());
+        assert!(
+            err.contains("unknown field `url-hosts`") && err.contains("`url-allow`"),
+            "{err}"
+        );
         let err = format!(
             "{:#}",
             Manifest::parse("[filesystem]\n\"/tmp\" = { mount = \"/t\", mode = \"rw\" }").unwrap_err()
@@ -530,6 +550,14 @@ mod tests {
                 "network.allow",
             ),
             ("[network]\ntcp = [\"nohost\"]".to_string(), "network.tcp"),
+            (
+                "[interaction]\nurl-allow = [\"https://x.example/login\"]".to_string(),
+                "interaction.url-allow",
+            ),
+            (
+                "[interaction]\nurl-allow = [\"http://x.example\"]".to_string(),
+                "http only to loopback",
+            ),
             ("[environment]\npass = [\"A=B\"]".to_string(), "environment.pass"),
         ];
         for (text, expected) in cases {

@@ -124,43 +124,50 @@ pub fn manifest_name(component: &std::path::Path, manifest: Option<&std::path::P
 }
 
 /// A plugin's answer to one round of a call: done, or "I need input first"
-/// (contract 0.2.0 and later).
+/// (contract 0.2.0 and later). `A` is what the caller made of the requests
+/// while the call still held its slot (see `Ask`).
 #[derive(Debug)]
-pub enum Reply<T> {
+pub enum Reply<T, A = types::InputRequired> {
     Done(T),
-    InputRequired(types::InputRequired),
+    InputRequired(A),
 }
 
-impl From<types::ToolReply> for Reply<types::CallResult> {
-    fn from(reply: types::ToolReply) -> Self {
+/// Turns a plugin's "I need input first" into what the caller needs, inside
+/// `Runtime::invoke`: while the call holds its concurrency slot and runs
+/// under its time limit, so the host's work on the plugin's requests is
+/// bounded like the plugin's own.
+pub type Ask<'a, A> = &'a (dyn Fn(types::InputRequired) -> A + Sync);
+
+impl<A> Reply<types::CallResult, A> {
+    fn of_tool(reply: types::ToolReply, ask: Ask<'_, A>) -> Self {
         match reply {
             types::ToolReply::Done(result) => Reply::Done(result),
-            types::ToolReply::InputRequired(asked) => Reply::InputRequired(asked),
+            types::ToolReply::InputRequired(asked) => Reply::InputRequired(ask(asked)),
         }
     }
 }
 
-impl From<types::ReadReply> for Reply<Vec<types::ResourceContents>> {
-    fn from(reply: types::ReadReply) -> Self {
+impl<A> Reply<Vec<types::ResourceContents>, A> {
+    fn of_read(reply: types::ReadReply, ask: Ask<'_, A>) -> Self {
         match reply {
             types::ReadReply::Done(contents) => Reply::Done(contents),
-            types::ReadReply::InputRequired(asked) => Reply::InputRequired(asked),
+            types::ReadReply::InputRequired(asked) => Reply::InputRequired(ask(asked)),
         }
     }
 }
 
-impl From<types::PromptReply> for Reply<types::PromptResult> {
-    fn from(reply: types::PromptReply) -> Self {
+impl<A> Reply<types::PromptResult, A> {
+    fn of_prompt(reply: types::PromptReply, ask: Ask<'_, A>) -> Self {
         match reply {
             types::PromptReply::Done(result) => Reply::Done(result),
-            types::PromptReply::InputRequired(asked) => Reply::InputRequired(asked),
+            types::PromptReply::InputRequired(asked) => Reply::InputRequired(ask(asked)),
         }
     }
 }
 
-pub type ToolReply = Result<Reply<types::CallResult>, types::Error>;
-pub type ReadReply = Result<Reply<Vec<types::ResourceContents>>, types::Error>;
-pub type PromptReply = Result<Reply<types::PromptResult>, types::Error>;
+pub type ToolReply<A> = Result<Reply<types::CallResult, A>, types::Error>;
+pub type ReadReply<A> = Result<Reply<Vec<types::ResourceContents>, A>, types::Error>;
+pub type PromptReply<A> = Result<Reply<types::PromptResult, A>, types::Error>;
 pub type CompletionRef = v2::completions::Reference;
 
 /// The same reference, as 0.1.0 spells it.
@@ -176,15 +183,17 @@ impl Plugin {
         manifest_name(&self.component_path, self.manifest_path.as_deref())
     }
 
-    /// Runs one tool call in a fresh sandbox. `arguments` is a JSON object.
-    pub async fn call_tool(
+    /// Runs one tool call in a fresh sandbox. `arguments` is a JSON object;
+    /// `ask` handles an input-required reply before the call gives up its slot.
+    pub async fn call_tool<A: Send>(
         &self,
         runtime: &Runtime,
         tool: &str,
         arguments: &serde_json::Value,
         input: Option<&types::InputAnswers>,
         call: CallContext,
-    ) -> (Result<ToolReply, CallFailure>, CallReport) {
+        ask: Ask<'_, A>,
+    ) -> (Result<ToolReply<A>, CallFailure>, CallReport) {
         if let Some(plain) = &self.plain {
             return self.call_function(runtime, plain, tool, arguments, call).await;
         }
@@ -205,7 +214,7 @@ impl Plugin {
                 Versioned::V0_2(indices) => {
                     let guest = indices.load(&mut *store, &instance)?;
                     let reply = guest.call_call_tool(&mut *store, &tool, &arguments, input).await?;
-                    Ok(reply.map(Reply::from))
+                    Ok(reply.map(|reply| Reply::of_tool(reply, ask)))
                 }
             })
             .await
@@ -224,14 +233,14 @@ impl Plugin {
     /// Calls one function of a plain component in a fresh sandbox. Arguments
     /// that cannot become its parameters are refused before any sandbox
     /// exists.
-    async fn call_function(
+    async fn call_function<A>(
         &self,
         runtime: &Runtime,
         plain: &PlainExports,
         tool: &str,
         arguments: &serde_json::Value,
         call: CallContext,
-    ) -> (Result<ToolReply, CallFailure>, CallReport) {
+    ) -> (Result<ToolReply<A>, CallFailure>, CallReport) {
         let Some(function) = plain.function(tool) else {
             return (
                 Ok(Err(types::Error::NotFound(format!("tool `{tool}`")))),
@@ -259,14 +268,15 @@ impl Plugin {
     }
 
     /// Reads one resource in a fresh sandbox. Only called for a plugin that
-    /// declared the URI (or a template matching it).
-    pub async fn read_resource(
+    /// declared the URI (or a template matching it). `ask`: as for `call_tool`.
+    pub async fn read_resource<A: Send>(
         &self,
         runtime: &Runtime,
         uri: &str,
         input: Option<&types::InputAnswers>,
         call: CallContext,
-    ) -> (Result<ReadReply, CallFailure>, CallReport) {
+        ask: Ask<'_, A>,
+    ) -> (Result<ReadReply<A>, CallFailure>, CallReport) {
         let Some(indices) = self.exports.resources.as_ref() else {
             return (
                 Err(CallFailure::Unavailable("it exports no resources".into())),
@@ -282,21 +292,22 @@ impl Plugin {
                 Versioned::V0_2(indices) => {
                     let guest = indices.load(&mut *store, &instance)?;
                     let reply = guest.call_read_resource(&mut *store, uri, input).await?;
-                    Ok(reply.map(Reply::from))
+                    Ok(reply.map(|reply| Reply::of_read(reply, ask)))
                 }
             })
             .await
     }
 
-    /// Renders one prompt in a fresh sandbox.
-    pub async fn get_prompt(
+    /// Renders one prompt in a fresh sandbox. `ask`: as for `call_tool`.
+    pub async fn get_prompt<A: Send>(
         &self,
         runtime: &Runtime,
         name: &str,
         arguments: &[(String, String)],
         input: Option<&types::InputAnswers>,
         call: CallContext,
-    ) -> (Result<PromptReply, CallFailure>, CallReport) {
+        ask: Ask<'_, A>,
+    ) -> (Result<PromptReply<A>, CallFailure>, CallReport) {
         let Some(indices) = self.exports.prompts.as_ref() else {
             return (
                 Err(CallFailure::Unavailable("it exports no prompts".into())),
@@ -315,7 +326,7 @@ impl Plugin {
                 Versioned::V0_2(indices) => {
                     let guest = indices.load(&mut *store, &instance)?;
                     let reply = guest.call_get_prompt(&mut *store, name, arguments, input).await?;
-                    Ok(reply.map(Reply::from))
+                    Ok(reply.map(|reply| Reply::of_prompt(reply, ask)))
                 }
             })
             .await

@@ -128,15 +128,22 @@ impl jsonschema::Retrieve for NoRetrieval {
     }
 }
 
-/// Measures `schema` and refuses it when a bound is exceeded.
-pub fn measure(schema: &Value) -> Result<SchemaCost> {
-    let (nodes, depth) = document_size(schema);
+/// Refuses a JSON document with more values, or deeper nesting, than a
+/// schema may have (for JSON a plugin hands over that is not compiled).
+pub fn check_document(value: &Value) -> Result<()> {
+    let (nodes, depth) = document_size(value);
     if nodes > MAX_SCHEMA_NODES {
         bail!("has {nodes} JSON values, more than the {MAX_SCHEMA_NODES} a schema may have");
     }
     if depth > MAX_SCHEMA_DEPTH {
         bail!("nests {depth} levels deep, more than the {MAX_SCHEMA_DEPTH} a schema may");
     }
+    Ok(())
+}
+
+/// Measures `schema` and refuses it when a bound is exceeded.
+pub fn measure(schema: &Value) -> Result<SchemaCost> {
+    check_document(schema)?;
     let graph = Graph::build(schema)?;
     graph.refuse_cycles()?;
     let cost = graph.cost();

@@ -131,6 +131,7 @@ impl Host {
                 notifier,
                 in_flight: InFlight::default(),
                 state_codec,
+                used_states: Default::default(),
             }),
             _watcher: watcher,
         })

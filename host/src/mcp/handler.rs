@@ -49,6 +49,8 @@ pub struct Shared {
     pub notifier: Arc<Notifier>,
     /// Seals the `requestState` of 2026-07-28 input-required results.
     pub state_codec: RequestStateCodec,
+    /// The `requestState`s this process accepted: each is accepted once.
+    pub used_states: interaction::UsedStates,
 }
 
 /// The MCP server; cheap to clone, one per connection.
@@ -126,6 +128,16 @@ fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<Principal>> {
         .extensions
         .get::<Arc<Principal>>()
         .cloned()
+}
+
+/// Who a sealed `requestState` is bound to: in OAuth mode the token's `sub`.
+/// Without OAuth there is nothing better to bind to on the stateless
+/// 2026-07-28 wire: no session, and every holder of the one bearer token (or,
+/// with no authentication, every client) is the same principal; stdio has one
+/// client. What a client declares about itself (`clientInfo`) is not
+/// evidence of anything, so it is not used.
+fn caller_identity(context: &RequestContext<RoleServer>) -> String {
+    principal(context).map_or_else(String::new, |p| format!("oauth-sub:{}", p.subject))
 }
 
 /// The request's W3C trace context: `_meta.traceparent`, else the HTTP header.
@@ -345,6 +357,10 @@ impl WardenServer {
             codec: &self.shared.state_codec,
             cancel: context.ct.clone(),
             timeout: plugin.prepared.policy.limits.timeout,
+            output: plugin.prepared.policy.limits.output,
+            manifest: plugin.manifest_name(),
+            caller: caller_identity(context),
+            used: &self.shared.used_states,
         }
     }
 
@@ -678,15 +694,16 @@ impl ServerHandler for WardenServer {
             responses: request.input_responses.as_ref(),
             state: request.request_state.as_deref(),
         };
-        let binding = Binding::new(&plugin.sha256, "resources/read", &uri, b"");
+        let binding = Binding::new(&asker.caller, &plugin.sha256, "resources/read", &uri, b"");
+        let prepare = |asked| asker.prepare(asked);
         let contents = self
             .invoke(&plugin.name, &context, invocation, async |call, _| {
                 let mut denied = Vec::new();
                 let driven = interaction::drive(&asker, &binding, retry, &mut denied, |input, asks| {
                     let mut call = call.clone();
                     call.asks = asks;
-                    let (runtime, uri) = (&self.shared.runtime, &uri);
-                    async move { plugin.read_resource(runtime, uri, input.as_ref(), call).await }
+                    let (runtime, uri, prepare) = (&self.shared.runtime, &uri, &prepare);
+                    async move { plugin.read_resource(runtime, uri, input.as_ref(), call, prepare).await }
                 })
                 .await;
                 let (reply, mut report) = match driven {
@@ -843,7 +860,14 @@ impl ServerHandler for WardenServer {
             state: request.request_state.as_deref(),
         };
         let bound_arguments = serde_json::to_vec(&arguments).unwrap_or_default();
-        let binding = Binding::new(&plugin.sha256, "prompts/get", &request.name, &bound_arguments);
+        let binding = Binding::new(
+            &asker.caller,
+            &plugin.sha256,
+            "prompts/get",
+            &request.name,
+            &bound_arguments,
+        );
+        let prepare = |asked| asker.prepare(asked);
         let result = self
             .invoke(&plugin.name, &context, invocation, async |call, _| {
                 let mut denied = Vec::new();
@@ -851,7 +875,12 @@ impl ServerHandler for WardenServer {
                     let mut call = call.clone();
                     call.asks = asks;
                     let (runtime, name, arguments) = (&self.shared.runtime, &request.name, &arguments);
-                    async move { plugin.get_prompt(runtime, name, arguments, input.as_ref(), call).await }
+                    let prepare = &prepare;
+                    async move {
+                        plugin
+                            .get_prompt(runtime, name, arguments, input.as_ref(), call, prepare)
+                            .await
+                    }
                 })
                 .await;
                 let (reply, mut report) = match driven {

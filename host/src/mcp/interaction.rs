@@ -15,10 +15,22 @@
 //!
 //! The operator decides what a plugin may ask (`[interaction]`); a request it
 //! did not grant reaches the plugin as `refused` and is audited as a denial.
+//!
+//! - `request`: a round's requests, checked against the limits and spelled as
+//!   MCP, while the call still holds its concurrency slot;
+//! - `form_schema`: the flat forms MCP allows;
+//! - `answers`: a 2026 retry's answers, bound to what the round asked;
+//! - `used_states`: each `requestState` is accepted once.
+
+pub mod answers;
+pub mod form_schema;
+pub mod request;
+pub mod used_states;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub use request::{Prepared, RequestLimits, Round};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientCapabilities, ElicitationCapability, InputRequest, InputRequests, InputResponses, RequestStateCodec,
@@ -26,9 +38,9 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, RoleServer};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
+pub use used_states::UsedStates;
 
 use crate::grants::InteractionGrant;
 use crate::plugin::Reply;
@@ -64,6 +76,34 @@ pub struct Asker<'a> {
     /// The call's cancellation, and the time one question may wait.
     pub cancel: CancellationToken,
     pub timeout: Duration,
+    /// `[limits] output`: the most bytes of text and JSON one round may ask with.
+    pub output: u64,
+    /// The plugin's manifest file name, for refusals that name a fix.
+    pub manifest: String,
+    /// Who is asking, as far as Warden can tell: a sealed state is bound to
+    /// it (`caller_identity` in the handler).
+    pub caller: String,
+    /// The states this process accepted already.
+    pub used: &'a UsedStates,
+}
+
+/// What a plugin's input-required round became inside its call:
+/// checked requests, or why the round as a whole is refused.
+pub type Asked = Result<Round, String>;
+
+impl Asker<'_> {
+    /// Checks and converts the requests a plugin asked. Called inside the
+    /// plugin's call (see `Plugin::call_tool`), while it holds its slot.
+    pub fn prepare(&self, asked: types::InputRequired) -> Asked {
+        request::prepare(
+            asked,
+            &RequestLimits {
+                output: self.output,
+                grant: self.grant,
+                manifest: &self.manifest,
+            },
+        )
+    }
 }
 
 /// What the client declared, from its capabilities.
@@ -113,10 +153,24 @@ pub fn granted(grant: &InteractionGrant) -> Asks {
 /// The kind of a request, as the sealed state remembers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-enum Kind {
+pub enum Kind {
+    /// Form-mode elicitation.
     Elicit,
+    /// URL-mode elicitation: its answer has no content.
+    ElicitUrl,
     Sample,
     Roots,
+}
+
+impl Kind {
+    /// As refusals name it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Elicit | Kind::ElicitUrl => "elicitation",
+            Kind::Sample => "sampling",
+            Kind::Roots => "roots",
+        }
+    }
 }
 
 /// What the host carries between rounds on the 2026 wire (sealed).
@@ -132,16 +186,17 @@ struct Carried {
     refused: BTreeMap<String, String>,
 }
 
-/// What a `requestState` is bound to: the plugin (its exact code), the
-/// request and its arguments.
+/// What a `requestState` is bound to: the caller, the plugin (its exact
+/// code), the request and its arguments.
 pub struct Binding {
     bytes: Vec<u8>,
 }
 
 impl Binding {
-    pub fn new(plugin_sha256: &str, method: &str, target: &str, arguments: &[u8]) -> Self {
+    pub fn new(caller: &str, plugin_sha256: &str, method: &str, target: &str, arguments: &[u8]) -> Self {
         let mut hasher = Sha256::new();
         for part in [
+            caller.as_bytes(),
             plugin_sha256.as_bytes(),
             method.as_bytes(),
             target.as_bytes(),
@@ -154,6 +209,30 @@ impl Binding {
             bytes: hasher.finalize().to_vec(),
         }
     }
+}
+
+/// Seals what round `round` asked (`asked`, by key), what it answered
+/// `refused` without asking, and the plugin's `state`, for `binding`.
+pub fn seal(
+    codec: &RequestStateCodec,
+    binding: &Binding,
+    round: u32,
+    state: &[u8],
+    asked: BTreeMap<String, Kind>,
+    refused: BTreeMap<String, String>,
+) -> Result<String, McpError> {
+    let carried = Carried {
+        round,
+        state: base64(state),
+        asked,
+        refused,
+    };
+    codec
+        .seal_json_with(
+            &carried,
+            &SealOptions::new().associated_data(&binding.bytes).ttl(STATE_TTL),
+        )
+        .map_err(|e| McpError::internal_error(format!("cannot seal the request state: {e}"), None))
 }
 
 /// The 2026 wire's retry: what the client sent back.
@@ -171,8 +250,9 @@ pub enum Driven<T> {
 }
 
 /// Runs a call round after round until the plugin answers. `run` runs one
-/// round in a fresh sandbox; `denied` records each request the operator did
-/// not grant (for the audit log).
+/// round in a fresh sandbox, and turns an input-required reply into `Asked`
+/// with `Asker::prepare` before it gives up the call's slot; `denied`
+/// records each request the operator did not grant (for the audit log).
 pub async fn drive<T, Fut>(
     asker: &Asker<'_>,
     binding: &Binding,
@@ -181,12 +261,19 @@ pub async fn drive<T, Fut>(
     mut run: impl FnMut(Option<types::InputAnswers>, Asks) -> Fut,
 ) -> Result<Driven<T>, McpError>
 where
-    Fut: Future<Output = (Result<Result<Reply<T>, types::Error>, CallFailure>, CallReport)>,
+    Fut: Future<Output = (Result<Result<Reply<T, Asked>, types::Error>, CallFailure>, CallReport)>,
 {
     let asks = both(asker.client, granted(asker.grant));
     // One time limit for all the questions of a call, however many rounds ask.
     let deadline = tokio::time::Instant::now() + asker.timeout;
-    let (mut round, mut input) = resume(asker.codec, binding, retry)?;
+    let resumption = answers::Resumption {
+        codec: asker.codec,
+        binding,
+        grant: asker.grant,
+        used: asker.used,
+        stateless: matches!(asker.wire, Wire::Stateless),
+    };
+    let (mut round, mut input) = answers::resume(&resumption, retry)?;
     loop {
         let (reply, report) = run(input.take(), asks).await;
         let asked = match reply {
@@ -202,29 +289,22 @@ where
             );
             return Ok(Driven::Done(Ok(Err(types::Error::Failed(why))), report));
         }
-        if let Err(why) = check_asked(&asked) {
-            return Ok(Driven::Done(Ok(Err(types::Error::Failed(why))), report));
-        }
-        let plan = plan(asker, &asked, denied)?;
+        let asked = match asked {
+            Ok(asked) => asked,
+            Err(why) => return Ok(Driven::Done(Ok(Err(types::Error::Failed(why))), report)),
+        };
+        let plan = plan(asker, asked.requests, denied)?;
         match &asker.wire {
             Wire::Stateless if !plan.to_ask.is_empty() => {
-                let carried = Carried {
+                let asked_kinds = plan.to_ask.iter().map(|(key, (kind, _))| (key.clone(), *kind));
+                let sealed = seal(
+                    asker.codec,
+                    binding,
                     round,
-                    state: base64(&asked.state),
-                    asked: plan
-                        .to_ask
-                        .iter()
-                        .map(|(key, (kind, _))| (key.clone(), *kind))
-                        .collect(),
-                    refused: plan.refused.iter().cloned().collect(),
-                };
-                let sealed = asker
-                    .codec
-                    .seal_json_with(
-                        &carried,
-                        &SealOptions::new().associated_data(&binding.bytes).ttl(STATE_TTL),
-                    )
-                    .map_err(|e| McpError::internal_error(format!("cannot seal the request state: {e}"), None))?;
+                    &asked.state,
+                    asked_kinds.collect(),
+                    plan.refused.iter().cloned().collect(),
+                )?;
                 let requests: InputRequests = plan
                     .to_ask
                     .into_iter()
@@ -268,78 +348,6 @@ where
     }
 }
 
-/// The first round, or where a 2026 retry left off.
-fn resume(
-    codec: &RequestStateCodec,
-    binding: &Binding,
-    retry: Retry<'_>,
-) -> Result<(u32, Option<types::InputAnswers>), McpError> {
-    let invalid = |why: String| McpError::invalid_params(why, None);
-    let (round, state, asked, refused) = match retry.state {
-        Some(sealed) => {
-            let carried: Carried = codec.open_json_with(sealed, &binding.bytes).map_err(|e| {
-                invalid(format!(
-                    "requestState is not one this server issued for this request and its arguments, \
-                     or it has expired ({e}); call again without it"
-                ))
-            })?;
-            let state = unbase64(&carried.state).map_err(|_| invalid("requestState is malformed".into()))?;
-            (carried.round + 1, state, Some(carried.asked), carried.refused)
-        }
-        None if retry.responses.is_some() => (2, Vec::new(), None, BTreeMap::new()),
-        None => return Ok((1, None)),
-    };
-    let mut answers = refused_answers(refused.into_iter().collect());
-    for (key, value) in retry.responses.into_iter().flatten() {
-        let kind = match &asked {
-            // Keys nobody asked for are ignored, as the spec advises.
-            Some(asked) => match asked.get(key) {
-                Some(kind) => *kind,
-                None => continue,
-            },
-            None => infer_kind(value).ok_or_else(|| {
-                invalid(format!(
-                    "inputResponses.{key} is not an elicitation, sampling or roots result"
-                ))
-            })?,
-        };
-        let answer = parse_answer(kind, value).map_err(|why| invalid(format!("inputResponses.{key}: {why}")))?;
-        answers.push(types::KeyedAnswer {
-            key: key.clone(),
-            answer,
-        });
-    }
-    Ok((round, Some(types::InputAnswers { answers, state })))
-}
-
-/// The plugin's requests, checked: keys and sizes.
-fn check_asked(asked: &types::InputRequired) -> Result<(), String> {
-    if asked.requests.is_empty() {
-        return Err("the plugin answered input-required with no requests".into());
-    }
-    if asked.requests.len() > MAX_REQUESTS {
-        return Err(format!(
-            "the plugin asked {} things at once; at most {MAX_REQUESTS}",
-            asked.requests.len()
-        ));
-    }
-    if asked.state.len() > MAX_PLUGIN_STATE {
-        return Err(format!(
-            "the plugin's state is {} bytes; at most {MAX_PLUGIN_STATE}",
-            asked.state.len()
-        ));
-    }
-    let mut keys: Vec<&str> = asked.requests.iter().map(|r| r.key.as_str()).collect();
-    for key in &keys {
-        crate::naming::check_item_name(key).map_err(|e| format!("request key {key:?}: {e}"))?;
-    }
-    keys.sort_unstable();
-    if keys.windows(2).any(|pair| pair[0] == pair[1]) {
-        return Err("the plugin used one request key twice in a round".into());
-    }
-    Ok(())
-}
-
 /// One round's requests, sorted: what to put to the client, and what to
 /// answer `refused` without asking.
 struct Plan {
@@ -347,57 +355,47 @@ struct Plan {
     refused: Vec<(String, String)>,
 }
 
-fn plan(asker: &Asker<'_>, asked: &types::InputRequired, denied: &mut Vec<String>) -> Result<Plan, McpError> {
+fn plan(asker: &Asker<'_>, requests: Vec<request::Checked>, denied: &mut Vec<String>) -> Result<Plan, McpError> {
     let mut to_ask = BTreeMap::new();
     let mut refused = Vec::new();
     let mut missing = ClientCapabilities::default();
     let mut any_missing = false;
-    for keyed in &asked.requests {
-        let (kind, what, granted, declared) = match &keyed.request {
-            types::InputRequest::ElicitForm(_) => (
-                Kind::Elicit,
-                "elicitation",
-                asker.grant.elicit,
-                asker.client.elicit_form,
-            ),
-            types::InputRequest::ElicitUrl(_) => {
-                (Kind::Elicit, "elicitation", asker.grant.elicit, asker.client.elicit_url)
-            }
-            types::InputRequest::Sample(request) => (
-                Kind::Sample,
-                "sampling",
-                asker.grant.sample,
-                if request.tools.is_some() {
-                    asker.client.sample_with_tools
-                } else {
-                    asker.client.sample
-                },
-            ),
-            types::InputRequest::ListRoots => (Kind::Roots, "roots", asker.grant.roots, asker.client.list_roots),
+    for checked in requests {
+        let what = checked.kind.describe();
+        let declared = match checked.kind {
+            Kind::Elicit => asker.client.elicit_form,
+            Kind::ElicitUrl => asker.client.elicit_url,
+            Kind::Sample if checked.with_tools => asker.client.sample_with_tools,
+            Kind::Sample => asker.client.sample,
+            Kind::Roots => asker.client.list_roots,
         };
-        if !granted {
-            denied.push(format!("interaction.{what} (request `{}`)", keyed.key));
+        if matches!(checked.prepared, Prepared::NotGranted) {
+            denied.push(format!("interaction.{what} (request `{}`)", checked.key));
             refused.push((
-                keyed.key.clone(),
+                checked.key,
                 format!("the operator has not granted {what} to this plugin (`[interaction]` in its manifest)"),
             ));
             continue;
         }
         if !declared && !matches!(asker.wire, Wire::Detached) {
             any_missing = true;
-            match kind {
-                Kind::Elicit => missing.elicitation = Some(ElicitationCapability::default()),
+            match checked.kind {
+                Kind::Elicit | Kind::ElicitUrl => missing.elicitation = Some(ElicitationCapability::default()),
                 Kind::Sample => missing.sampling = Some(SamplingCapability::default()),
                 Kind::Roots => missing.roots = Some(RootsCapabilities::default()),
             }
-            refused.push((keyed.key.clone(), format!("the client does not support {what}")));
+            refused.push((checked.key, format!("the client does not support {what}")));
             continue;
         }
-        match request(&keyed.request, asker.grant) {
-            Ok(request) => {
-                to_ask.insert(keyed.key.clone(), (kind, request));
+        match checked.prepared {
+            Prepared::Ready(request) => {
+                to_ask.insert(checked.key, (checked.kind, request));
             }
-            Err(why) => refused.push((keyed.key.clone(), why)),
+            Prepared::Refused { why, denied: denial } => {
+                denied.extend(denial);
+                refused.push((checked.key, why));
+            }
+            Prepared::NotGranted => unreachable!("answered above"),
         }
     }
     // Nothing can be asked because the client lacks what the plugin needs.
@@ -415,81 +413,6 @@ fn refused_answers(refused: Vec<(String, String)>) -> Vec<types::KeyedAnswer> {
             answer: types::InputAnswer::Refused(why),
         })
         .collect()
-}
-
-/// A plugin's request as MCP spells it.
-fn request(request: &types::InputRequest, grant: &InteractionGrant) -> Result<InputRequest, String> {
-    let json_of = |text: &str, what: &str| -> Result<Value, String> {
-        serde_json::from_str(text).map_err(|e| format!("its {what} is not JSON: {e}"))
-    };
-    let wire = match request {
-        types::InputRequest::ElicitForm(form) => json!({
-            "method": "elicitation/create",
-            "params": {
-                "mode": "form",
-                "message": form.message,
-                "requestedSchema": json_of(&form.requested_schema, "requested schema")?,
-            }
-        }),
-        types::InputRequest::ElicitUrl(url) => json!({
-            "method": "elicitation/create",
-            "params": {
-                "mode": "url",
-                "message": url.message,
-                "url": url.url,
-                "elicitationId": url.elicitation_id,
-            }
-        }),
-        types::InputRequest::Sample(sample) => {
-            let messages = sample
-                .messages
-                .iter()
-                .map(|message| {
-                    Ok(json!({
-                        "role": match message.role { types::Role::User => "user", types::Role::Assistant => "assistant" },
-                        "content": sampling_content(&message.content)?,
-                    }))
-                })
-                .collect::<Result<Vec<_>, String>>()?;
-            let mut params = Map::new();
-            params.insert("messages".into(), Value::Array(messages));
-            // Capped by the operator: a larger request is asked for the cap.
-            params.insert("maxTokens".into(), sample.max_tokens.min(grant.max_tokens).into());
-            if let Some(system) = &sample.system_prompt {
-                params.insert("systemPrompt".into(), system.clone().into());
-            }
-            if let Some(temperature) = sample.temperature {
-                params.insert("temperature".into(), temperature.into());
-            }
-            if !sample.stop_sequences.is_empty() {
-                params.insert("stopSequences".into(), sample.stop_sequences.clone().into());
-            }
-            if let Some(preferences) = &sample.model_preferences {
-                params.insert("modelPreferences".into(), json_of(preferences, "model preferences")?);
-            }
-            if let Some(tools) = &sample.tools {
-                params.insert("tools".into(), json_of(tools, "tools")?);
-            }
-            json!({ "method": "sampling/createMessage", "params": params })
-        }
-        types::InputRequest::ListRoots => json!({ "method": "roots/list" }),
-    };
-    serde_json::from_value(wire).map_err(|e| format!("it is not a valid MCP request: {e}"))
-}
-
-fn sampling_content(content: &types::Content) -> Result<Value, String> {
-    use base64::Engine as _;
-    let encode = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
-    Ok(match content {
-        types::Content::Text(text) => json!({ "type": "text", "text": text }),
-        types::Content::Image(blob) => {
-            json!({ "type": "image", "data": encode(&blob.data), "mimeType": blob.mime_type })
-        }
-        types::Content::Audio(blob) => {
-            json!({ "type": "audio", "data": encode(&blob.data), "mimeType": blob.mime_type })
-        }
-        _ => return Err("a sampling message holds text, an image or audio".into()),
-    })
 }
 
 /// Puts one request to the client over its session and waits for the answer,
@@ -517,89 +440,10 @@ async fn ask(
         Err(error) => return types::InputAnswer::Refused(format!("the client answered with an error: {error}")),
     };
     match serde_json::to_value(&result) {
-        Ok(value) => parse_answer(kind, &value)
+        Ok(value) => answers::parse_answer(kind, &value)
             .unwrap_or_else(|why| types::InputAnswer::Refused(format!("the client's answer is malformed: {why}"))),
         Err(error) => types::InputAnswer::Refused(format!("the client's answer cannot be read: {error}")),
     }
-}
-
-/// What kind of result a value is, by its shape.
-fn infer_kind(value: &Value) -> Option<Kind> {
-    let object = value.as_object()?;
-    if object.contains_key("action") {
-        Some(Kind::Elicit)
-    } else if object.contains_key("roots") {
-        Some(Kind::Roots)
-    } else if object.contains_key("content") && object.contains_key("role") {
-        Some(Kind::Sample)
-    } else {
-        None
-    }
-}
-
-/// A client's result as the plugin receives it.
-fn parse_answer(kind: Kind, value: &Value) -> Result<types::InputAnswer, String> {
-    let object = value.as_object().ok_or("not a JSON object")?;
-    Ok(match kind {
-        Kind::Elicit => {
-            let action = match object.get("action").and_then(Value::as_str) {
-                Some("accept") => types::ElicitAction::Accept,
-                Some("decline") => types::ElicitAction::Decline,
-                Some("cancel") => types::ElicitAction::Cancel,
-                _ => return Err("`action` must be \"accept\", \"decline\" or \"cancel\"".into()),
-            };
-            let content = match object.get("content") {
-                None | Some(Value::Null) => None,
-                Some(content @ Value::Object(_)) => Some(content.to_string()),
-                Some(_) => return Err("`content` must be an object".into()),
-            };
-            types::InputAnswer::Elicit(types::ElicitAnswer { action, content })
-        }
-        Kind::Sample => {
-            let role = match object.get("role").and_then(Value::as_str) {
-                Some("user") => types::Role::User,
-                Some("assistant") => types::Role::Assistant,
-                _ => return Err("`role` must be \"user\" or \"assistant\"".into()),
-            };
-            let content = object.get("content").ok_or("`content` is missing")?;
-            let blocks: Vec<&Value> = match content {
-                Value::Array(blocks) => blocks.iter().collect(),
-                block @ Value::Object(_) => vec![block],
-                _ => return Err("`content` must be a content block or an array of them".into()),
-            };
-            let texts: Vec<&str> = blocks
-                .iter()
-                .filter(|block| block["type"] == "text")
-                .filter_map(|block| block["text"].as_str())
-                .collect();
-            types::InputAnswer::Sample(types::SamplingAnswer {
-                role,
-                content: content.to_string(),
-                text: (!texts.is_empty()).then(|| texts.concat()),
-                model: object
-                    .get("model")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                stop_reason: object.get("stopReason").and_then(Value::as_str).map(str::to_string),
-            })
-        }
-        Kind::Roots => {
-            let roots = object
-                .get("roots")
-                .and_then(Value::as_array)
-                .ok_or("`roots` must be an array")?
-                .iter()
-                .map(|root| {
-                    Ok(types::Root {
-                        uri: root["uri"].as_str().ok_or("each root needs a `uri`")?.to_string(),
-                        name: root["name"].as_str().map(str::to_string),
-                    })
-                })
-                .collect::<Result<Vec<_>, String>>()?;
-            types::InputAnswer::Roots(roots)
-        }
-    })
 }
 
 /// A codec with a key of this process's own, from the OS's random source:
@@ -632,84 +476,228 @@ fn unbase64(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn codec() -> RequestStateCodec {
         RequestStateCodec::try_new(vec![7u8; 32]).unwrap()
     }
 
-    #[test]
-    fn a_retry_opens_only_state_issued_for_the_same_request() {
-        let codec = codec();
-        let binding = Binding::new("sha", "tools/call", "greet", b"{}");
+    fn granted_all() -> InteractionGrant {
+        InteractionGrant {
+            elicit: true,
+            sample: true,
+            roots: true,
+            ..InteractionGrant::default()
+        }
+    }
+
+    fn seal(codec: &RequestStateCodec, binding: &Binding, asked: &[(&str, Kind)], ttl: Duration) -> String {
         let carried = Carried {
             round: 1,
             state: base64(b"mine"),
-            asked: [("name".to_string(), Kind::Elicit)].into(),
+            asked: asked.iter().map(|(key, kind)| (key.to_string(), *kind)).collect(),
             refused: [("roots".to_string(), "not granted".to_string())].into(),
         };
-        let sealed = codec
-            .seal_json_with(
-                &carried,
-                &SealOptions::new().associated_data(&binding.bytes).ttl(STATE_TTL),
-            )
-            .unwrap();
-        let responses: InputResponses = [
-            (
-                "name".to_string(),
-                json!({"action": "accept", "content": {"name": "Ada"}}),
-            ),
-            ("extra".to_string(), json!({"action": "accept"})),
-        ]
-        .into();
-        let retry = || Retry {
-            responses: Some(&responses),
-            state: Some(&sealed),
-        };
-        let (round, input) = resume(&codec, &binding, retry()).unwrap();
-        assert_eq!(round, 2);
-        let input = input.unwrap();
-        assert_eq!(input.state, b"mine");
-        let keys: Vec<&str> = input.answers.iter().map(|a| a.key.as_str()).collect();
-        assert_eq!(keys, ["roots", "name"], "the extra key is ignored");
+        codec
+            .seal_json_with(&carried, &SealOptions::new().associated_data(&binding.bytes).ttl(ttl))
+            .unwrap()
+    }
 
-        // Other arguments, another tool, a tampered or foreign state: refused.
-        for other in [
-            Binding::new("sha", "tools/call", "greet", b"{\"x\":1}"),
-            Binding::new("sha", "tools/call", "other", b"{}"),
-            Binding::new("other-code", "tools/call", "greet", b"{}"),
-        ] {
-            assert!(resume(&codec, &other, retry()).is_err());
+    fn resumption<'a>(
+        codec: &'a RequestStateCodec,
+        binding: &'a Binding,
+        grant: &'a InteractionGrant,
+        used: &'a UsedStates,
+    ) -> answers::Resumption<'a> {
+        answers::Resumption {
+            codec,
+            binding,
+            grant,
+            used,
+            stateless: true,
         }
+    }
+
+    fn retry<'a>(responses: &'a InputResponses, state: &'a str) -> Retry<'a> {
+        Retry {
+            responses: Some(responses),
+            state: Some(state),
+        }
+    }
+
+    fn error_of(result: Result<(u32, Option<types::InputAnswers>), McpError>) -> McpError {
+        match result {
+            Ok(_) => panic!("accepted"),
+            Err(error) => error,
+        }
+    }
+
+    #[test]
+    fn a_retry_opens_only_state_issued_for_the_same_caller_and_request_once() {
+        let (codec, grant) = (codec(), granted_all());
+        let binding = Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", b"{}");
+        let sealed = seal(&codec, &binding, &[("name", Kind::Elicit)], STATE_TTL);
+        let responses: InputResponses = [(
+            "name".to_string(),
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+        )]
+        .into();
+
+        // Another caller, other arguments, another tool, other code, a tampered or
+        // foreign state: refused — and none of them uses the state up.
+        for other in [
+            Binding::new("oauth-sub:mallory", "sha", "tools/call", "greet", b"{}"),
+            Binding::new("", "sha", "tools/call", "greet", b"{}"),
+            Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", b"{\"x\":1}"),
+            Binding::new("oauth-sub:alice", "sha", "tools/call", "other", b"{}"),
+            Binding::new("oauth-sub:alice", "other-code", "tools/call", "greet", b"{}"),
+        ] {
+            let used = UsedStates::default();
+            let error = error_of(answers::resume(
+                &resumption(&codec, &other, &grant, &used),
+                retry(&responses, &sealed),
+            ));
+            assert_eq!(error.code.0, -32602);
+            assert!(
+                error.message.contains("not one this server issued for this caller"),
+                "{}",
+                error.message
+            );
+        }
+        let used = UsedStates::default();
         let tampered = format!("{sealed}-TAMPERED");
         assert!(
-            resume(
-                &codec,
-                &binding,
-                Retry {
-                    responses: Some(&responses),
-                    state: Some(&tampered)
-                }
+            answers::resume(
+                &resumption(&codec, &binding, &grant, &used),
+                retry(&responses, &tampered)
             )
             .is_err()
         );
         let foreign = RequestStateCodec::try_new(vec![9u8; 32]).unwrap();
-        assert!(resume(&foreign, &binding, retry()).is_err());
+        assert!(
+            answers::resume(
+                &resumption(&foreign, &binding, &grant, &used),
+                retry(&responses, &sealed)
+            )
+            .is_err()
+        );
+        assert!(used.is_empty(), "a refused retry does not use the state up");
+
+        let (round, input) =
+            answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &sealed)).unwrap();
+        assert_eq!(round, 2);
+        let input = input.unwrap();
+        assert_eq!(input.state, b"mine");
+        let keys: Vec<&str> = input.answers.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(keys, ["roots", "name"]);
+
+        // The same state again: refused, on this process.
+        let error = error_of(answers::resume(
+            &resumption(&codec, &binding, &grant, &used),
+            retry(&responses, &sealed),
+        ));
+        assert_eq!(error.code.0, -32602);
+        assert!(error.message.contains("has been used already"), "{}", error.message);
+    }
+
+    #[test]
+    fn answers_must_be_for_the_keys_and_kinds_asked_and_granted() {
+        let codec = codec();
+        let binding = Binding::new("", "sha", "tools/call", "greet", b"{}");
+        let sealed = seal(
+            &codec,
+            &binding,
+            &[("name", Kind::Elicit), ("login", Kind::ElicitUrl)],
+            STATE_TTL,
+        );
+        let grant = granted_all();
+        let used = UsedStates::default();
+        for (responses, why) in [
+            (
+                json!({"extra": {"action": "accept"}}),
+                "inputResponses.extra: this round did not ask for `extra`",
+            ),
+            (
+                json!({"name": {"role": "assistant", "content": {"type": "text", "text": "hi"}}}),
+                "inputResponses.name: `action` must be",
+            ),
+            (json!({"name": {"roots": []}}), "inputResponses.name: `action` must be"),
+            (
+                json!({"login": {"action": "accept", "content": {"token": "x"}}}),
+                "a URL elicitation's result has no `content`",
+            ),
+            (json!({"name": 12345}), "inputResponses.name: not a JSON object"),
+        ] {
+            let responses: InputResponses = serde_json::from_value(responses).unwrap();
+            let error = error_of(answers::resume(
+                &resumption(&codec, &binding, &grant, &used),
+                retry(&responses, &sealed),
+            ));
+            assert_eq!(error.code.0, -32602, "{why}");
+            assert!(error.message.contains(why), "{why}: {}", error.message);
+        }
+        // The operator withdrew the grant between the rounds.
+        let withdrawn = InteractionGrant::default();
+        let responses: InputResponses = serde_json::from_value(json!({"name": {"action": "decline"}})).unwrap();
+        let error = error_of(answers::resume(
+            &resumption(&codec, &binding, &withdrawn, &used),
+            retry(&responses, &sealed),
+        ));
+        assert!(
+            error.message.contains("no longer grants elicitation"),
+            "{}",
+            error.message
+        );
+        assert!(used.is_empty());
+        // What was asked, answered as asked: accepted.
+        let responses: InputResponses = serde_json::from_value(
+            json!({"name": {"action": "accept", "content": {"n": 1}}, "login": {"action": "accept"}}),
+        )
+        .unwrap();
+        assert!(answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &sealed)).is_ok());
+    }
+
+    #[test]
+    fn answers_without_a_state_are_never_delivered() {
+        let (codec, grant, used) = (codec(), InteractionGrant::default(), UsedStates::default());
+        let binding = Binding::new("", "sha", "tools/call", "delete_note", b"{}");
+        let responses: InputResponses =
+            serde_json::from_value(json!({"confirm": {"action": "accept", "content": {"confirm": true}}})).unwrap();
+        let without_state = || Retry {
+            responses: Some(&responses),
+            state: None,
+        };
+        // 2026-07-28: dropped; the call starts over at round 1 with no answers.
+        let (round, input) = answers::resume(&resumption(&codec, &binding, &grant, &used), without_state()).unwrap();
+        assert_eq!((round, input.is_none()), (1, true));
+        // 2025-11-25: not part of the protocol at all; refused.
+        let session = answers::Resumption {
+            stateless: false,
+            ..resumption(&codec, &binding, &grant, &used)
+        };
+        let error = error_of(answers::resume(&session, without_state()));
+        assert_eq!(error.code.0, -32602);
+        assert!(
+            error.message.contains("belong to the 2026-07-28 protocol"),
+            "{}",
+            error.message
+        );
+        let (round, input) = answers::resume(
+            &session,
+            Retry {
+                responses: None,
+                state: None,
+            },
+        )
+        .unwrap();
+        assert_eq!((round, input.is_none()), (1, true));
     }
 
     #[test]
     fn an_expired_state_is_refused() {
-        let codec = codec();
-        let binding = Binding::new("sha", "tools/call", "greet", b"{}");
-        let carried = Carried {
-            round: 1,
-            state: String::new(),
-            asked: BTreeMap::new(),
-            refused: BTreeMap::new(),
-        };
-        let options = SealOptions::new()
-            .associated_data(&binding.bytes)
-            .ttl(Duration::from_millis(1));
-        let sealed = codec.seal_json_with(&carried, &options).unwrap();
+        let (codec, grant, used) = (codec(), granted_all(), UsedStates::default());
+        let binding = Binding::new("", "sha", "tools/call", "greet", b"{}");
+        let sealed = seal(&codec, &binding, &[], Duration::from_millis(1));
         // The expiry has millisecond resolution: wait (without sleeping) until it is past.
         let sealed_at = std::time::Instant::now();
         while sealed_at.elapsed() < Duration::from_millis(5) {
@@ -719,42 +707,153 @@ mod tests {
             responses: None,
             state: Some(&sealed),
         };
-        let error = resume(&codec, &binding, retry).unwrap_err();
+        let error = error_of(answers::resume(&resumption(&codec, &binding, &grant, &used), retry));
         assert!(error.message.contains("request state has expired"), "{}", error.message);
     }
 
+    fn form(key: &str, message: String, schema: String) -> types::KeyedRequest {
+        types::KeyedRequest {
+            key: key.into(),
+            request: types::InputRequest::ElicitForm(types::ElicitForm {
+                message,
+                requested_schema: schema,
+            }),
+        }
+    }
+
+    fn url(key: &str, url: &str) -> types::KeyedRequest {
+        types::KeyedRequest {
+            key: key.into(),
+            request: types::InputRequest::ElicitUrl(types::ElicitUrl {
+                message: "Sign in".into(),
+                url: url.into(),
+                elicitation_id: "e1".into(),
+            }),
+        }
+    }
+
+    fn refusal(round: &Round, key: &str) -> (String, Option<String>) {
+        match &round.requests.iter().find(|r| r.key == key).unwrap().prepared {
+            Prepared::Refused { why, denied } => (why.clone(), denied.clone()),
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+
     #[test]
-    fn answers_without_state_are_read_by_their_shape_and_checked() {
-        let codec = codec();
-        let binding = Binding::new("sha", "tools/call", "greet", b"{}");
-        let responses: InputResponses = [("bad".to_string(), json!(12345))].into();
-        let error = resume(
-            &codec,
-            &binding,
-            Retry {
-                responses: Some(&responses),
-                state: None,
+    fn requests_are_refused_to_the_plugin_past_the_limits_before_they_are_parsed() {
+        let grant = InteractionGrant {
+            url_allow: vec![crate::grants::HttpRule::parse("login.example.com").unwrap()],
+            ..granted_all()
+        };
+        let limits = RequestLimits {
+            output: 1 << 20,
+            grant: &grant,
+            manifest: "hostile.toml",
+        };
+        let flat = r#"{"type":"object","properties":{"ok":{"type":"boolean"}}}"#.to_string();
+        let nested = r#"{"type":"object","properties":{"a":{"type":"object","properties":{}}}}"#.to_string();
+        // 40 MB of schema: refused by its size alone (it is not valid JSON either,
+        // which would only show if it were parsed).
+        let huge_schema = format!("[{}", "0,".repeat(20 << 20));
+        let asked = types::InputRequired {
+            requests: vec![
+                form("flat", "Sure?".into(), flat.clone()),
+                form("nested", "Sure?".into(), nested),
+                form("huge_message", "x".repeat(2 << 20), flat.clone()),
+                form("huge_schema", "Sure?".into(), huge_schema),
+                url("login", "https://login.example.com/start"),
+                url("script", "javascript:alert(1)"),
+                url("metadata", "http://169.254.169.254/latest/meta-data/"),
+                url("elsewhere", "https://evil.example/phish"),
+            ],
+            state: Vec::new(),
+        };
+        let round = request::prepare(asked, &limits).unwrap();
+        assert!(matches!(round.requests[0].prepared, Prepared::Ready(_)));
+        assert!(matches!(round.requests[4].prepared, Prepared::Ready(_)));
+        let (why, _) = refusal(&round, "nested");
+        assert!(
+            why.contains("`properties.a`: `type` \"object\" is not allowed"),
+            "{why}"
+        );
+        let (why, _) = refusal(&round, "huge_message");
+        assert!(
+            why.contains("more than the plugin's 1 MiB `[limits] output` (hostile.toml)"),
+            "{why}"
+        );
+        let (why, _) = refusal(&round, "huge_schema");
+        assert!(why.contains("more than the plugin's 1 MiB `[limits] output`"), "{why}");
+        let (why, denied) = refusal(&round, "script");
+        assert!(why.contains("not `javascript`"), "{why}");
+        assert_eq!(denied.as_deref(), Some("interaction.url-allow (javascript:)"));
+        let (why, denied) = refusal(&round, "metadata");
+        assert!(
+            why.contains("http only to loopback; `169.254.169.254` needs https"),
+            "{why}"
+        );
+        assert_eq!(
+            denied.as_deref(),
+            Some("interaction.url-allow (http://169.254.169.254)")
+        );
+        let (why, denied) = refusal(&round, "elsewhere");
+        assert!(why.contains("to [interaction] url-allow in hostile.toml"), "{why}");
+        assert_eq!(denied.as_deref(), Some("interaction.url-allow (evil.example:443)"));
+
+        // With room in the budget, a schema over the schema size bound is still refused.
+        let roomy = RequestLimits {
+            output: 64 << 20,
+            ..limits
+        };
+        let big_schema = format!(
+            r#"{{"type":"object","properties":{{"a":{{"type":"string","description":"{}"}}}}}}"#,
+            "x".repeat(300 << 10)
+        );
+        let round = request::prepare(
+            types::InputRequired {
+                requests: vec![form("big", "?".into(), big_schema)],
+                state: Vec::new(),
             },
-        )
-        .unwrap_err();
-        assert!(error.message.contains("inputResponses.bad"), "{}", error.message);
-        let responses: InputResponses = [(
-            "q".to_string(),
-            json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}),
-        )]
-        .into();
-        let (_, input) = resume(
-            &codec,
-            &binding,
-            Retry {
-                responses: Some(&responses),
-                state: None,
-            },
+            &roomy,
         )
         .unwrap();
-        match &input.unwrap().answers[0].answer {
-            types::InputAnswer::Sample(answer) => assert_eq!(answer.text.as_deref(), Some("Paris")),
-            _ => panic!("a sampling answer"),
-        }
+        let (why, _) = refusal(&round, "big");
+        assert!(why.contains("its requested schema is 307"), "{why}");
+        assert!(why.contains("more than the 256 KiB a schema may have"), "{why}");
+
+        // Not granted: not looked at, whatever it holds.
+        let none = InteractionGrant::default();
+        let round = request::prepare(
+            types::InputRequired {
+                requests: vec![form("q", "x".repeat(4 << 20), flat)],
+                state: Vec::new(),
+            },
+            &RequestLimits { grant: &none, ..roomy },
+        )
+        .unwrap();
+        assert!(matches!(round.requests[0].prepared, Prepared::NotGranted));
+    }
+
+    #[test]
+    fn a_malformed_round_fails_as_a_whole() {
+        let grant = granted_all();
+        let limits = RequestLimits {
+            output: 1 << 20,
+            grant: &grant,
+            manifest: "x.toml",
+        };
+        let twice = types::InputRequired {
+            requests: vec![url("k", "https://a.example/"), url("k", "https://a.example/")],
+            state: Vec::new(),
+        };
+        assert!(
+            request::prepare(twice, &limits)
+                .unwrap_err()
+                .contains("one request key twice")
+        );
+        let stateful = types::InputRequired {
+            requests: vec![url("k", "https://a.example/")],
+            state: vec![0; MAX_PLUGIN_STATE + 1],
+        };
+        assert!(request::prepare(stateful, &limits).unwrap_err().contains("state is"));
     }
 }

@@ -73,12 +73,24 @@ pub async fn run(
         };
     }
 
-    let binding = Binding::new(&plugin.sha256, "tools/call", name, arguments.to_string().as_bytes());
+    let binding = Binding::new(
+        &asker.caller,
+        &plugin.sha256,
+        "tools/call",
+        name,
+        arguments.to_string().as_bytes(),
+    );
     let mut denied = Vec::new();
+    let prepare = |asked| asker.prepare(asked);
     let driven = interaction::drive(asker, &binding, retry, &mut denied, |input, asks| {
         let mut call = call.clone();
         call.asks = asks;
-        async move { plugin.call_tool(runtime, name, arguments, input.as_ref(), call).await }
+        let prepare = &prepare;
+        async move {
+            plugin
+                .call_tool(runtime, name, arguments, input.as_ref(), call, prepare)
+                .await
+        }
     })
     .await;
     let (reply, mut report) = match driven {

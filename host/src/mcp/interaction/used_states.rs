@@ -1,0 +1,117 @@
+//! A `requestState` is accepted once. This process remembers a digest of
+//! every state it accepted until that state has expired anyway, in a set with
+//! a hard cap; a state seen before is refused. At the cap (a flood of
+//! interactive calls within one state lifetime) it fails closed: a retry it
+//! could not remember is refused, until older entries expire.
+//!
+//! One process only: replicas sharing a `--state-key-file` do not share this
+//! set, so a state can be used once on each of them (docs/security.md).
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+/// The most states remembered at once: 32 bytes of digest and 16 of expiry,
+/// twice (set and queue), about 8 MiB at the cap.
+pub const MAX_USED_STATES: usize = 65_536;
+
+/// Why a state cannot be used now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// It was accepted before.
+    Replayed,
+    /// The set is full of states that have not expired yet.
+    Full,
+}
+
+pub struct UsedStates {
+    inner: Mutex<Inner>,
+    cap: usize,
+    ttl: Duration,
+}
+
+#[derive(Default)]
+struct Inner {
+    seen: HashSet<[u8; 32]>,
+    /// In the order they were accepted, which is the order they expire in.
+    expiry: VecDeque<(Instant, [u8; 32])>,
+}
+
+impl UsedStates {
+    /// Remembers each state for `ttl` (the state's own lifetime), at most `cap` at once.
+    pub fn new(ttl: Duration, cap: usize) -> Self {
+        Self {
+            inner: Mutex::new(Inner::default()),
+            cap,
+            ttl,
+        }
+    }
+
+    /// Records `sealed` as used; refused if it was used before or nothing more can be remembered.
+    pub fn use_once(&self, sealed: &str) -> Result<(), Refused> {
+        let digest: [u8; 32] = Sha256::digest(sealed.as_bytes()).into();
+        let now = Instant::now();
+        let mut inner = self.inner.lock().expect("used states lock");
+        while inner.expiry.front().is_some_and(|(until, _)| *until <= now) {
+            if let Some((_, old)) = inner.expiry.pop_front() {
+                inner.seen.remove(&old);
+            }
+        }
+        if inner.seen.contains(&digest) {
+            return Err(Refused::Replayed);
+        }
+        if inner.seen.len() >= self.cap {
+            return Err(Refused::Full);
+        }
+        inner.seen.insert(digest);
+        inner.expiry.push_back((now + self.ttl, digest));
+        Ok(())
+    }
+
+    /// States remembered now.
+    pub fn len(&self) -> usize {
+        self.inner.lock().expect("used states lock").seen.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Default for UsedStates {
+    fn default() -> Self {
+        Self::new(super::STATE_TTL, MAX_USED_STATES)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_is_accepted_once_and_forgotten_when_it_expires() {
+        let used = UsedStates::new(Duration::from_millis(50), 8);
+        assert_eq!(used.use_once("a"), Ok(()));
+        assert_eq!(used.use_once("a"), Err(Refused::Replayed));
+        assert_eq!(used.use_once("b"), Ok(()));
+        std::thread::sleep(Duration::from_millis(80));
+        // Expired: the codec refuses the state itself by now; the entry is gone.
+        assert_eq!(used.use_once("c"), Ok(()));
+        assert_eq!(used.len(), 1);
+    }
+
+    #[test]
+    fn at_the_cap_it_fails_closed() {
+        let used = UsedStates::new(Duration::from_secs(60), 3);
+        for state in ["a", "b", "c"] {
+            assert_eq!(used.use_once(state), Ok(()));
+        }
+        assert_eq!(used.use_once("d"), Err(Refused::Full));
+        assert_eq!(used.use_once("a"), Err(Refused::Replayed));
+        assert_eq!(used.len(), 3, "nothing was evicted to make room");
+        // Not remembered, so refused again rather than accepted later unrecorded.
+        assert_eq!(used.use_once("d"), Err(Refused::Full));
+    }
+}
