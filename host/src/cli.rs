@@ -260,10 +260,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub shutdown_grace: std::time::Duration,
 
-    /// A file holding the key (at least 32 bytes) that signs the `requestState`
-    /// of 2026-07-28 input-required results. Give every replica behind one load
-    /// balancer the same file, so any of them continues a call [default: a key
-    /// of this process's own].
+    /// A file holding the key (at least 32 bytes, 10 different, readable by
+    /// Warden's user only) that signs the `requestState` of 2026-07-28
+    /// input-required results. Give every replica behind one load balancer the
+    /// same file, so any of them continues a call [default: a key of this
+    /// process's own].
     #[arg(long, value_name = "FILE")]
     pub state_key_file: Option<PathBuf>,
 
