@@ -220,7 +220,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
     pub sse_keep_alive: std::time::Duration,
 
-    /// HTTP: connections open at once; more are answered 503 and closed.
+    /// HTTP: connections open at once. Past it the oldest connection with no
+    /// request in progress is closed to make room; when every one has a
+    /// request in progress, new ones are answered 503 and closed.
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_connections: usize,
 
