@@ -75,8 +75,9 @@ pub fn check_resource(resource: &str) -> Result<http::Uri> {
 
 pub struct OAuth {
     pub settings: OAuthSettings,
-    /// Replaced whole when the policy file changes (`policy_file`).
-    policy: ArcSwap<Policy>,
+    /// Replaced whole when the policy file changes (`policy_file`); shared
+    /// with every principal, whose subscriptions follow it.
+    policy: Arc<ArcSwap<Policy>>,
     jwks: Jwks,
     validation: Validation,
 }
@@ -123,7 +124,7 @@ impl OAuth {
             settings.resource
         );
         Ok(Self {
-            policy: ArcSwap::from_pointee(settings.policy.clone()),
+            policy: Arc::new(ArcSwap::from_pointee(settings.policy.clone())),
             settings,
             jwks,
             validation,
@@ -179,13 +180,10 @@ impl OAuth {
                 }
             })?;
         let claims = data.claims;
-        let Some(subject) = claims.get("sub").and_then(Value::as_str) else {
+        let Some(subject) = claims.get("sub").and_then(Value::as_str).map(str::to_string) else {
             return Err("the token's `sub` claim is not a string".to_string());
         };
-        Ok(Principal {
-            subject: subject.to_string(),
-            grant: self.policy.load().grant(&claims),
-        })
+        Ok(Principal::new(subject, claims, self.policy.clone()))
     }
 }
 

@@ -384,7 +384,17 @@ async fn check_scope(gate: &Gate, principal: &crate::auth::Principal, request: R
     {
         return Err(refused);
     }
-    Ok(Request::from_parts(parts, Body::from(bytes)))
+    let mut parts = parts;
+    let body = match scope_check::narrow_listen(&gate.shared, principal, &bytes) {
+        Some(narrowed) => {
+            parts
+                .headers
+                .insert(header::CONTENT_LENGTH, HeaderValue::from(narrowed.len()));
+            Body::from(narrowed)
+        }
+        None => Body::from(bytes),
+    };
+    Ok(Request::from_parts(parts, body))
 }
 
 const SESSION_ID: &str = "mcp-session-id";
