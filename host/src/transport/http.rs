@@ -380,12 +380,22 @@ async fn check_scope(gate: &Gate, principal: &crate::auth::Principal, request: R
         }
     };
     let traceparent = parts.headers.get("traceparent").and_then(|v| v.to_str().ok());
-    if let Some(refused) = scope_check::refusal(&gate.shared, principal, &oauth.policy(), metadata, traceparent, &bytes)
-    {
+    // Parsed once for both checks; anything but a request goes on unchanged.
+    let Some(message) = scope_check::Message::parse(&bytes) else {
+        return Ok(Request::from_parts(parts, Body::from(bytes)));
+    };
+    if let Some(refused) = scope_check::refusal(
+        &gate.shared,
+        principal,
+        &oauth.policy(),
+        metadata,
+        traceparent,
+        &message,
+    ) {
         return Err(refused);
     }
     let mut parts = parts;
-    let body = match scope_check::narrow_listen(&gate.shared, principal, &bytes) {
+    let body = match scope_check::narrow_listen(&gate.shared, principal, message) {
         Some(narrowed) => {
             parts
                 .headers

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::access::{self, Policy, Target};
 use crate::audit::{self, Kind, Outcome};
@@ -22,11 +22,23 @@ use crate::mcp::Shared;
 use crate::mcp::trace_context::TraceParent;
 use crate::metrics::{self, CallFacts};
 
-#[derive(Deserialize)]
-struct Message {
+/// A JSON-RPC request as the HTTP layer reads it: its method and params,
+/// and the rest (`jsonrpc`, `id`) kept to encode it again.
+#[derive(Deserialize, Serialize)]
+pub struct Message {
     method: String,
     #[serde(default)]
     params: Value,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+impl Message {
+    /// The request in a POST body; `None` for anything else (a response, a
+    /// batch, not JSON), which rmcp answers.
+    pub fn parse(body: &[u8]) -> Option<Self> {
+        serde_json::from_slice(body).ok()
+    }
 }
 
 /// What a request would invoke: its kind, plugin and target as audited.
@@ -66,11 +78,10 @@ pub fn refusal(
     policy: &Policy,
     metadata: &ResourceMetadata,
     traceparent_header: Option<&str>,
-    body: &[u8],
+    message: &Message,
 ) -> Option<Response> {
-    let message: Message = serde_json::from_slice(body).ok()?;
     let catalog = shared.catalog.snapshot();
-    let invocation = invocation(&catalog, &message)?;
+    let invocation = invocation(&catalog, message)?;
     let target = invocation.target();
     if principal.allows(target) {
         return None;
@@ -135,13 +146,13 @@ pub fn refusal(
 /// handler which subscriptions to acknowledge without the request (so
 /// without the principal): this is where an ungranted URI is dropped from
 /// the acknowledgment, exactly as an unknown one is.
-pub fn narrow_listen(shared: &Shared, principal: &Principal, body: &[u8]) -> Option<Vec<u8>> {
-    let mut message: Value = serde_json::from_slice(body).ok()?;
-    if message.get("method").and_then(Value::as_str) != Some("subscriptions/listen") {
+pub fn narrow_listen(shared: &Shared, principal: &Principal, message: Message) -> Option<Vec<u8>> {
+    let mut message = message;
+    if message.method != "subscriptions/listen" {
         return None;
     }
     let catalog = shared.catalog.snapshot();
-    if let Some(Value::Array(uris)) = message.pointer_mut("/params/notifications/resourceSubscriptions") {
+    if let Some(Value::Array(uris)) = message.params.pointer_mut("/notifications/resourceSubscriptions") {
         uris.retain(|uri| {
             uri.as_str()
                 .is_some_and(|uri| access::may_subscribe(Some(&principal.grant), &catalog, uri))
