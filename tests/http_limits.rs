@@ -157,7 +157,14 @@ struct KeptConnection {
 
 impl KeptConnection {
     async fn open(addr: &str, token: Option<&'static str>) -> Self {
-        let stream = TcpStream::connect(addr).await.unwrap();
+        Self::open_from(addr, "127.0.0.1", token).await
+    }
+
+    /// From the loopback address `local` (another client, as the server sees it).
+    async fn open_from(addr: &str, local: &str, token: Option<&'static str>) -> Self {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
+        let stream = socket.connect(addr.parse().unwrap()).await.unwrap();
         let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await
             .unwrap();
@@ -354,6 +361,61 @@ async fn past_the_cap_idle_connections_are_shed_and_busy_ones_refused_while_a_cl
     warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
     // Places are free again.
     fresh_client_still_serves(&warden, Some(TOKEN)).await;
+}
+
+#[tokio::test]
+async fn a_client_at_its_own_connection_cap_pushes_out_only_its_own_connections() {
+    let dir = PluginDir::with(&["text"]);
+    let warden = HttpWarden::start(
+        dir.path(),
+        &[
+            "--max-connections",
+            "16",
+            "--max-connections-per-peer",
+            "8",
+            "--header-timeout",
+            "120s",
+        ],
+    )
+    .await;
+    let baseline = warden.open_fds();
+    // Another client (127.0.0.2), idle between requests: the oldest connection.
+    let mut other = KeptConnection::open_from(&warden.addr(), "127.0.0.2", None).await;
+    other.still_serves().await;
+
+    // 30 connections from 127.0.0.1, each served one request and kept idle:
+    // without a cap of its own, the 16th would shed the other client's.
+    let mut own = Vec::new();
+    for _ in 0..30 {
+        let mut stream = TcpStream::connect(warden.addr()).await.unwrap();
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !answer.ends_with(b"ok\n") {
+            match tokio::time::timeout(LONG_WAIT, stream.read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => answer.extend_from_slice(&buf[..n]),
+                other => panic!("no answer to /healthz: {other:?}"),
+            }
+        }
+        own.push(stream);
+    }
+    // The 22 oldest of them were shed, by their own peer's newer ones.
+    for (i, shed) in own.iter_mut().enumerate().take(22) {
+        let rest = read_until_closed(shed, "a connection past its peer's cap").await;
+        assert!(rest.is_empty(), "connection {i}: {}", String::from_utf8_lossy(&rest));
+    }
+    let held = warden.open_fds() - baseline;
+    assert!(
+        held <= 1 + 8,
+        "{held} connections held: one other client and a cap of 8"
+    );
+    other.still_serves().await;
+    drop(own);
+    drop(other);
+    warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
 }
 
 /// Opens a 2026-07-28 `subscriptions/listen` stream on a raw connection and

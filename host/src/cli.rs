@@ -226,6 +226,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_connections: usize,
 
+    /// HTTP: connections one client address may hold; past it, that
+    /// address's own oldest idle connection is closed to make room (or the
+    /// new one refused), never another client's. 0 (the default): no cap of
+    /// its own — behind a proxy, every client has the proxy's address.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_connections_per_peer: usize,
+
     /// HTTP: how long a connection with no request in progress (new, or idle
     /// between requests) may take to send a complete request head.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]

@@ -276,6 +276,7 @@ fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOpti
         shutdown_grace: args.shutdown_grace,
         connections: ConnectionLimits {
             max_connections: args.max_connections.max(1),
+            max_connections_per_peer: args.max_connections_per_peer,
             header_timeout: args.header_timeout,
             write_timeout: args.write_timeout,
         },

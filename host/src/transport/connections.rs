@@ -11,7 +11,8 @@
 //! progress — an SSE stream included — is never shed; only when every one
 //! has is a new connection refused.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -35,6 +36,10 @@ pub struct ConnectionLimits {
     /// request in progress is shed; when every one has a request in
     /// progress, the new one is answered 503 and closed at once.
     pub max_connections: usize,
+    /// Connections one peer address may hold (0: no limit of its own). Past
+    /// it, the peer's own oldest connection with no request in progress is
+    /// shed, else the new one is refused: one peer cannot push out others.
+    pub max_connections_per_peer: usize,
     /// How long a connection with no request in progress (new, or between
     /// requests) may take to deliver a complete request head. This is also
     /// the idle timeout: an open response stream is a request in progress.
@@ -75,7 +80,7 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimi
     // Sockets held, counting the shed ones not closed yet: the hard bound.
     let held = limits.max_connections + SHED_HEADROOM;
     let sockets = Arc::new(Semaphore::new(held));
-    let admitted = Arc::new(Admitted::new(limits.max_connections));
+    let admitted = Arc::new(Admitted::new(limits.max_connections, limits.max_connections_per_peer));
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -89,7 +94,8 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimi
             refuse(stream);
             return;
         };
-        let Some(place) = Admitted::admit(&admitted) else {
+        let peer = stream.peer_addr().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
+        let Some(place) = Admitted::admit(&admitted, peer) else {
             refuse(stream);
             return;
         };
@@ -149,6 +155,8 @@ const SHED_WAIT: Duration = Duration::from_secs(1);
 /// they were accepted, and what each is doing: what to shed at the cap.
 struct Admitted {
     max: usize,
+    /// 0: no cap per peer.
+    max_per_peer: usize,
     table: Mutex<Table>,
 }
 
@@ -156,9 +164,40 @@ struct Admitted {
 struct Table {
     next_id: u64,
     open: BTreeMap<u64, Entry>,
+    /// How many of `open` each peer holds (peers holding none are removed).
+    per_peer: HashMap<IpAddr, usize>,
+}
+
+impl Table {
+    fn insert(&mut self, id: u64, entry: Entry) {
+        *self.per_peer.entry(entry.peer).or_default() += 1;
+        self.open.insert(id, entry);
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Entry> {
+        let entry = self.open.remove(&id)?;
+        if let Some(held) = self.per_peer.get_mut(&entry.peer) {
+            *held -= 1;
+            if *held == 0 {
+                self.per_peer.remove(&entry.peer);
+            }
+        }
+        Some(entry)
+    }
+
+    /// The connection to shed among those `eligible`: the oldest with no
+    /// request in progress, one that never sent a complete head first.
+    fn victim(&self, eligible: impl Fn(&Entry) -> bool) -> Option<u64> {
+        self.open
+            .iter()
+            .filter(|(_, entry)| entry.requests == 0 && eligible(entry))
+            .min_by_key(|(id, entry)| (entry.headed, **id))
+            .map(|(id, _)| *id)
+    }
 }
 
 struct Entry {
+    peer: IpAddr,
     /// Requests in progress: from a complete head until the response
     /// (stream) is finished or dropped.
     requests: usize,
@@ -168,9 +207,10 @@ struct Entry {
 }
 
 impl Admitted {
-    fn new(max: usize) -> Self {
+    fn new(max: usize, max_per_peer: usize) -> Self {
         Self {
             max,
+            max_per_peer,
             table: Mutex::default(),
         }
     }
@@ -179,37 +219,43 @@ impl Admitted {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A place for a new connection, shedding the oldest one without a
-    /// request in progress (one that never sent a head first) if the cap is
-    /// reached; `None` when every open connection has a request in progress.
-    fn admit(this: &Arc<Self>) -> Option<Place> {
+    /// A place for a new connection from `peer`. When `peer` holds its own
+    /// cap, one of its connections without a request in progress is shed
+    /// (the oldest, one that never sent a head first); else, when the server
+    /// holds `max`, any one is. `None` when there is none to shed.
+    fn admit(this: &Arc<Self>, peer: IpAddr) -> Option<Place> {
         let mut table = this.table();
-        if table.open.len() >= this.max {
-            let victim = table
-                .open
-                .iter()
-                .filter(|(_, entry)| entry.requests == 0)
-                .min_by_key(|(id, entry)| (entry.headed, **id))
-                .map(|(id, _)| *id)?;
-            if let Some(entry) = table.open.remove(&victim) {
-                tracing::debug!(
-                    "shed an idle connection ({}) to admit a new one: {} connections open",
-                    if entry.headed {
-                        "between requests"
-                    } else {
-                        "no complete request head"
-                    },
-                    this.max
-                );
-                entry.shed.cancel();
-            }
+        let peer_full = this.max_per_peer > 0 && table.per_peer.get(&peer).copied().unwrap_or(0) >= this.max_per_peer;
+        let victim = if peer_full {
+            Some(table.victim(|entry| entry.peer == peer)?)
+        } else if table.open.len() >= this.max {
+            Some(table.victim(|_| true)?)
+        } else {
+            None
+        };
+        if let Some(entry) = victim.and_then(|id| table.remove(id)) {
+            tracing::debug!(
+                "shed an idle connection ({}) to admit a new one ({})",
+                if entry.headed {
+                    "between requests"
+                } else {
+                    "no complete request head"
+                },
+                if peer_full {
+                    "its peer's cap"
+                } else {
+                    "the server's cap"
+                }
+            );
+            entry.shed.cancel();
         }
         let id = table.next_id;
         table.next_id += 1;
         let shed = CancellationToken::new();
-        table.open.insert(
+        table.insert(
             id,
             Entry {
+                peer,
                 requests: 0,
                 headed: false,
                 shed: shed.clone(),
@@ -247,7 +293,7 @@ impl Place {
 
 impl Drop for Place {
     fn drop(&mut self) {
-        self.admitted.table().open.remove(&self.id);
+        self.admitted.table().remove(self.id);
     }
 }
 
@@ -385,39 +431,71 @@ fn refuse(stream: TcpStream) {
 mod tests {
     use super::*;
 
+    const PEER: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
     #[test]
     fn at_the_cap_the_oldest_idle_connection_is_shed_never_one_with_a_request_in_progress() {
-        let admitted = Arc::new(Admitted::new(3));
-        let first = Admitted::admit(&admitted).unwrap();
-        let second = Admitted::admit(&admitted).unwrap();
-        let third = Admitted::admit(&admitted).unwrap();
+        let admitted = Arc::new(Admitted::new(3, 0));
+        let first = Admitted::admit(&admitted, PEER).unwrap();
+        let second = Admitted::admit(&admitted, PEER).unwrap();
+        let third = Admitted::admit(&admitted, PEER).unwrap();
         // The first has a request in progress (an SSE stream, say); the
         // second served a request and is idle between requests; the third
         // never sent a complete head.
         let streaming = first.request();
         drop(second.request());
-        let fourth = Admitted::admit(&admitted).unwrap();
+        let fourth = Admitted::admit(&admitted, PEER).unwrap();
         assert!(third.shed.is_cancelled(), "the one that never sent a head goes first");
         assert!(!first.shed.is_cancelled() && !second.shed.is_cancelled());
-        let fifth = Admitted::admit(&admitted).unwrap();
+        let fifth = Admitted::admit(&admitted, PEER).unwrap();
         assert!(fourth.shed.is_cancelled(), "then the oldest other one without a head");
         let fifth_busy = fifth.request();
-        let sixth = Admitted::admit(&admitted).unwrap();
+        let sixth = Admitted::admit(&admitted, PEER).unwrap();
         assert!(second.shed.is_cancelled(), "then one idle between requests");
         assert!(!first.shed.is_cancelled(), "a request in progress is never shed");
         assert_eq!(admitted.table().open.len(), 3);
 
         // Every place has a request in progress: a new connection is refused.
         let sixth_busy = sixth.request();
-        assert!(Admitted::admit(&admitted).is_none());
+        assert!(Admitted::admit(&admitted, PEER).is_none());
         drop(streaming);
-        let _seventh = Admitted::admit(&admitted).expect("a finished stream leaves its connection sheddable");
+        let _seventh = Admitted::admit(&admitted, PEER).expect("a finished stream leaves its connection sheddable");
         assert!(first.shed.is_cancelled());
         drop((first, second, third, fourth, fifth_busy, sixth_busy));
         assert_eq!(
             admitted.table().open.len(),
             3,
             "places of shed connections are not counted twice"
+        );
+        assert_eq!(admitted.table().per_peer[&PEER], 3);
+    }
+
+    #[test]
+    fn a_peer_at_its_own_cap_sheds_only_its_own_connections() {
+        let other = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+        let admitted = Arc::new(Admitted::new(10, 2));
+        // The other peer's connection, idle between requests: the oldest.
+        let kept = Admitted::admit(&admitted, other).unwrap();
+        drop(kept.request());
+        let first = Admitted::admit(&admitted, PEER).unwrap();
+        let second = Admitted::admit(&admitted, PEER).unwrap();
+        drop(first.request());
+        drop(second.request());
+        // PEER holds its 2: its third sheds its own oldest, never `kept`.
+        let third = Admitted::admit(&admitted, PEER).unwrap();
+        assert!(first.shed.is_cancelled());
+        assert!(!kept.shed.is_cancelled());
+        assert_eq!(admitted.table().per_peer[&PEER], 2);
+        // Both of PEER's places busy: PEER is refused, the other peer is not.
+        let busy = (second.request(), third.request());
+        assert!(Admitted::admit(&admitted, PEER).is_none());
+        assert!(Admitted::admit(&admitted, other).is_some());
+        assert!(!kept.shed.is_cancelled());
+        drop((first, second, third, busy));
+        assert_eq!(
+            admitted.table().per_peer.get(&PEER),
+            None,
+            "a peer holding nothing is forgotten"
         );
     }
 

@@ -475,6 +475,7 @@ mod tests {
             shutdown_grace: Duration::from_secs(1),
             connections: ConnectionLimits {
                 max_connections: 8,
+                max_connections_per_peer: 0,
                 header_timeout: Duration::from_secs(10),
                 write_timeout: Duration::from_secs(30),
             },
