@@ -50,8 +50,60 @@ impl Principal {
 
     /// What the policy in force grants this principal now: for what outlives
     /// the request (a subscription's updates), which must end when the
-    /// operator removes the grant.
+    /// operator removes the grant — or when the token expires (nothing).
     pub fn grant_now(&self) -> Grant {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let expired = self
+            .claims
+            .get("exp")
+            .and_then(Value::as_f64)
+            .is_some_and(|exp| now as f64 > exp + oauth::LEEWAY_SECS as f64);
+        if expired {
+            return Grant::default();
+        }
         self.policy.load().grant(&self.claims)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn principal(claims: Value, policy: &Arc<ArcSwap<Policy>>) -> Principal {
+        let Value::Object(claims) = claims else { unreachable!() };
+        Principal::new("alice".into(), claims, policy.clone())
+    }
+
+    #[test]
+    fn the_grant_now_follows_the_policy_in_force_and_ends_with_the_token() {
+        let tool = Target::Tool {
+            plugin: "notes",
+            name: "add_note",
+        };
+        let policy = Policy::parse("[[allow]]\nscope = \"notes\"\nplugins = [\"notes\"]").unwrap();
+        let policy = Arc::new(ArcSwap::from_pointee(policy));
+        let far = 4_000_000_000u64;
+        let alice = principal(json!({ "sub": "alice", "scope": "notes", "exp": far }), &policy);
+        assert!(alice.allows(tool) && alice.grant_now().allows(tool));
+
+        // The operator removes the rule: the request's grant stays what it
+        // was, what outlives it follows the new policy.
+        policy.store(Arc::new(
+            Policy::parse("[[allow]]\nscope = \"other\"\nplugins = [\"notes\"]").unwrap(),
+        ));
+        assert!(alice.allows(tool));
+        assert!(alice.grant_now().is_empty());
+
+        // A token past its `exp` (and the leeway) is granted nothing any more.
+        policy.store(Arc::new(
+            Policy::parse("[[allow]]\nscope = \"notes\"\nplugins = [\"notes\"]").unwrap(),
+        ));
+        let expired = principal(json!({ "sub": "alice", "scope": "notes", "exp": 1_000_000 }), &policy);
+        assert!(expired.grant_now().is_empty());
+        assert!(!alice.grant_now().is_empty());
     }
 }

@@ -91,6 +91,9 @@ impl std::fmt::Debug for OAuth {
     }
 }
 
+/// How far clocks may differ: `exp` and `nbf` are checked this loosely.
+pub const LEEWAY_SECS: u64 = 30;
+
 /// The longest token looked at; real ones are a few kilobytes.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
@@ -115,7 +118,7 @@ impl OAuth {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.validate_exp = true;
         validation.validate_nbf = true;
-        validation.leeway = 30;
+        validation.leeway = LEEWAY_SECS;
         tracing::info!(
             issuer = settings.issuer,
             resource = settings.resource,
