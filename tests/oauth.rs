@@ -113,6 +113,7 @@ fn token(issuer: &str, subject: &str, scope: &str) -> String {
 struct OAuthWarden {
     warden: HttpWarden,
     dir: PluginDir,
+    /// Also holds the audit log, `audit.jsonl`.
     policy_dir: tempfile::TempDir,
     alice: String,
     bob: String,
@@ -133,6 +134,8 @@ async fn start() -> OAuthWarden {
             RESOURCE,
             "--access",
             policy.to_str().unwrap(),
+            "--audit-log",
+            policy_dir.path().join("audit.jsonl").to_str().unwrap(),
         ],
     )
     .await;
@@ -243,6 +246,19 @@ async fn subscriptions_follow_the_access_policy_on_both_wires_when_made_and_at_e
     assert_eq!(
         message,
         "no resource `mem://items/1`; call resources/list and resources/templates/list for what this server offers"
+    );
+    // The operator's audit trail records the probe (the client was told
+    // nothing more than for an unknown URI); the unknown URI is not a probe
+    // of anything and is not recorded.
+    let audit = support::attacks::audit_lines(&policy_dir.path().join("audit.jsonl"));
+    let probes: Vec<&Value> = audit.iter().filter(|r| r["outcome"] == "forbidden").collect();
+    assert_eq!(probes.len(), 1, "{audit:?}");
+    assert_eq!(probes[0]["principal"], "bob");
+    assert_eq!(probes[0]["target"], "mem://items/1");
+    assert_eq!(probes[0]["plugin"], "full");
+    assert_eq!(
+        probes[0]["detail"],
+        "a subscription outside the caller's grant, answered as an unknown URI"
     );
     // The read is still refused, as before (403 from the HTTP layer).
     assert!(

@@ -789,13 +789,27 @@ impl ServerHandler for WardenServer {
         // a principal which URIs the plugins it may not use serve.
         if !access::may_subscribe(subscriber.as_ref().map(|p| &p.grant), &catalog, &request.uri) {
             if let Some(principal) = &subscriber
-                && catalog.resource_source(&request.uri).is_some()
+                && let Some((plugin, _)) = catalog.resource_source(&request.uri)
             {
+                // The operator learns of the probe; the client does not.
+                let detail = "a subscription outside the caller's grant, answered as an unknown URI";
                 tracing::info!(
                     principal = principal.subject,
                     "refused a subscription to `{}`: not in the caller's grant (answered as unknown)",
                     request.uri
                 );
+                Audit {
+                    log: self.shared.audit.as_ref(),
+                    plugin: plugin.name.clone(),
+                    principal: Some(principal.clone()),
+                    trace: trace(&context),
+                    kind: Kind::ResourceRead,
+                    target: request.uri.clone(),
+                    argument_bytes: request.uri.len(),
+                    started: Instant::now(),
+                    timing: None,
+                }
+                .record(Outcome::Forbidden, Some(detail), &[]);
             }
             return Err(resource_not_found(&request.uri, None));
         }
