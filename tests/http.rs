@@ -176,6 +176,45 @@ async fn foreign_origins_and_hosts_are_forbidden_and_big_bodies_refused() {
 }
 
 #[tokio::test]
+async fn refuses_a_state_key_file_others_can_read_or_a_weak_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = PluginDir::with(&["text"]);
+    let key = dir.path().join("state-key");
+    let start = async |key: &std::path::Path| {
+        let output = support::warden()
+            .args(["serve", "--http", "127.0.0.1:0", "--state-key-file"])
+            .arg(key)
+            .arg("--plugins")
+            .arg(dir.path())
+            .output()
+            .await
+            .unwrap();
+        assert!(!output.status.success());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    // 32 repeated letters, readable by everyone: the example.
+    std::fs::write(&key, "a".repeat(32)).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let shown = key.display();
+    let stderr = start(&key).await;
+    assert!(
+        stderr.contains(&format!(
+            "the request-state key {shown} is readable by others (mode 644)"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("`chmod 600 {shown}`")), "{stderr}");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let stderr = start(&key).await;
+    assert!(
+        stderr.contains(&format!(
+            "the request-state key {shown} has only 1 different bytes; a key needs at least 10"
+        )),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
 async fn refuses_a_public_address_without_authentication() {
     let dir = PluginDir::with(&["text"]);
     let output = support::warden()

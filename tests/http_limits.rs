@@ -151,13 +151,20 @@ async fn a_request_body_that_trickles_in_gets_408_and_the_connection_is_closed()
 /// connection for any request, which a server at its cap must refuse.)
 struct KeptConnection {
     sender: hyper::client::conn::http1::SendRequest<String>,
-    token: &'static str,
+    token: Option<&'static str>,
     next_id: u64,
 }
 
 impl KeptConnection {
-    async fn open(addr: &str, token: &'static str) -> Self {
-        let stream = TcpStream::connect(addr).await.unwrap();
+    async fn open(addr: &str, token: Option<&'static str>) -> Self {
+        Self::open_from(addr, "127.0.0.1", token).await
+    }
+
+    /// From the loopback address `local` (another client, as the server sees it).
+    async fn open_from(addr: &str, local: &str, token: Option<&'static str>) -> Self {
+        let socket = TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
+        let stream = socket.connect(addr.parse().unwrap()).await.unwrap();
         let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await
             .unwrap();
@@ -184,13 +191,15 @@ impl KeptConnection {
         if let Some(name) = params["name"].as_str() {
             request = request.header("mcp-name", name);
         }
+        if let Some(token) = self.token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
         let request = request
             .header("host", "127.0.0.1")
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", method)
-            .header("authorization", format!("Bearer {}", self.token))
             .body(body)
             .unwrap();
         let response = self
@@ -290,7 +299,7 @@ async fn a_client_that_reads_nothing_of_its_response_is_disconnected_after_the_w
 }
 
 #[tokio::test]
-async fn connections_past_the_cap_are_refused_while_a_client_keeps_working() {
+async fn past_the_cap_idle_connections_are_shed_and_busy_ones_refused_while_a_client_keeps_working() {
     let dir = PluginDir::with(&["text"]);
     let tokens = token_file(&dir);
     let cap = 6;
@@ -303,36 +312,218 @@ async fn connections_past_the_cap_are_refused_while_a_client_keeps_working() {
             &cap.to_string(),
             "--header-timeout",
             "120s",
+            "--sse-keep-alive",
+            "1s",
         ],
     )
     .await;
     let baseline = warden.open_fds();
-    let mut client = KeptConnection::open(&warden.addr(), TOKEN).await;
+    let mut client = KeptConnection::open(&warden.addr(), Some(TOKEN)).await;
     client.still_serves().await;
 
+    // 18 silent connections against a cap of 6: each past the cap sheds the
+    // oldest that never sent a request head, so all but the last 5 are
+    // closed (with nothing sent), and the kept client is never the one shed.
     let mut attackers = Vec::new();
     for _ in 0..3 * cap {
         attackers.push(TcpStream::connect(warden.addr()).await.unwrap());
     }
-    // At most `cap` are held, so the last 2 × cap must all have been refused.
-    for (i, refused) in attackers.iter_mut().enumerate().skip(cap) {
-        let answer = read_until_closed(refused, "a connection past the cap").await;
-        let answer = String::from_utf8_lossy(&answer);
-        // Refused without reading: the client may see the 503 or a reset.
+    let survivors = cap - 1;
+    for (i, shed) in attackers.iter_mut().enumerate().take(3 * cap - survivors) {
+        let answer = read_until_closed(shed, "an idle connection past the cap").await;
         assert!(
-            answer.is_empty() || answer.starts_with("HTTP/1.1 503"),
-            "connection {i}: {answer}"
+            answer.is_empty(),
+            "connection {i}: {}",
+            String::from_utf8_lossy(&answer)
         );
     }
     let held = warden.open_fds() - baseline;
     assert!(held <= cap, "{held} connections held, more than the cap of {cap}");
     client.still_serves().await;
-
     drop(attackers);
     drop(client);
     warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
+
+    // Every place holds a request in progress (SSE streams): nothing can be
+    // shed, so a new connection is refused with 503 — and no stream is cut.
+    let mut streams = Vec::new();
+    for _ in 0..cap {
+        streams.push(listen_stream(&warden.addr(), Some(TOKEN)).await);
+    }
+    let mut refused = TcpStream::connect(warden.addr()).await.unwrap();
+    let answer = read_until_closed(&mut refused, "a connection when every place is busy").await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 503"), "{answer}");
+    for stream in &mut streams {
+        still_streaming(stream).await;
+    }
+    drop(streams);
+    warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
     // Places are free again.
     fresh_client_still_serves(&warden, Some(TOKEN)).await;
+}
+
+#[tokio::test]
+async fn a_client_at_its_own_connection_cap_pushes_out_only_its_own_connections() {
+    let dir = PluginDir::with(&["text"]);
+    let warden = HttpWarden::start(
+        dir.path(),
+        &[
+            "--max-connections",
+            "16",
+            "--max-connections-per-peer",
+            "8",
+            "--header-timeout",
+            "120s",
+        ],
+    )
+    .await;
+    let baseline = warden.open_fds();
+    // Another client (127.0.0.2), idle between requests: the oldest connection.
+    let mut other = KeptConnection::open_from(&warden.addr(), "127.0.0.2", None).await;
+    other.still_serves().await;
+
+    // 30 connections from 127.0.0.1, each served one request and kept idle:
+    // without a cap of its own, the 16th would shed the other client's.
+    let mut own = Vec::new();
+    for _ in 0..30 {
+        let mut stream = TcpStream::connect(warden.addr()).await.unwrap();
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !answer.ends_with(b"ok\n") {
+            match tokio::time::timeout(LONG_WAIT, stream.read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => answer.extend_from_slice(&buf[..n]),
+                other => panic!("no answer to /healthz: {other:?}"),
+            }
+        }
+        own.push(stream);
+    }
+    // The 22 oldest of them were shed, by their own peer's newer ones.
+    for (i, shed) in own.iter_mut().enumerate().take(22) {
+        let rest = read_until_closed(shed, "a connection past its peer's cap").await;
+        assert!(rest.is_empty(), "connection {i}: {}", String::from_utf8_lossy(&rest));
+    }
+    let held = warden.open_fds() - baseline;
+    assert!(
+        held <= 1 + 8,
+        "{held} connections held: one other client and a cap of 8"
+    );
+    other.still_serves().await;
+    drop(own);
+    drop(other);
+    warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
+}
+
+/// Opens a 2026-07-28 `subscriptions/listen` stream on a raw connection and
+/// reads until its acknowledgment: a request in progress for as long as the
+/// connection stays open.
+async fn listen_stream(addr: &str, token: Option<&str>) -> TcpStream {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
+    "notifications": {"toolsListChanged": true},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }}})
+    .to_string();
+    let authorization = token
+        .map(|t| format!("authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
+         mcp-method: subscriptions/listen\r\n{authorization}content-length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut received = Vec::new();
+    tokio::time::timeout(LONG_WAIT, async {
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&received).contains("notifications/subscriptions/acknowledged") {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => panic!("the stream closed: {}", String::from_utf8_lossy(&received)),
+                Ok(n) => received.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no acknowledgment: {}", String::from_utf8_lossy(&received)));
+    assert!(String::from_utf8_lossy(&received).starts_with("HTTP/1.1 200"));
+    stream
+}
+
+/// The stream is still open and being written (a keep-alive arrives).
+async fn still_streaming(stream: &mut TcpStream) {
+    let mut buf = [0u8; 1024];
+    match tokio::time::timeout(LONG_WAIT, stream.read(&mut buf)).await {
+        Ok(Ok(n)) if n > 0 => {}
+        other => panic!("the SSE stream was cut: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_idle_flood_of_2000_half_sent_requests_cannot_lock_a_client_out() {
+    let dir = PluginDir::with(&["text"]);
+    // The default --max-connections (512) and --header-timeout (10 s).
+    let warden = HttpWarden::start(dir.path(), &["--sse-keep-alive", "1s"]).await;
+    let pid = warden.pid();
+    let cap = 512;
+    // A stream in progress before the flood must survive it.
+    let mut stream = listen_stream(&warden.addr(), None).await;
+    let baseline = warden.open_fds();
+    let rss_before = support::status_kib(pid, "VmRSS");
+
+    let started = Instant::now();
+    let flood = support::attacks::half_open_connections(&warden.addr(), 2000).await;
+    let flooded_in = started.elapsed();
+    let fds_during = warden.open_fds();
+    let rss_during = support::status_kib(pid, "VmRSS");
+
+    // A legitimate request on a new connection, while all 2000 are still
+    // held by the client: answered.
+    let asked = Instant::now();
+    let mut legit = TcpStream::connect(warden.addr()).await.unwrap();
+    legit
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_until_closed(&mut legit, "the legitimate request").await;
+    let answered_in = asked.elapsed();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "{answer}\n{fds_during} fds during the flood (baseline {baseline}), {} now",
+        warden.open_fds()
+    );
+    assert!(answer.ends_with("ok\n"), "{answer}");
+    // And an MCP client, which opens connections of its own, is served.
+    fresh_client_still_serves(&warden, None).await;
+    still_streaming(&mut stream).await;
+
+    let hwm = support::status_kib(pid, "VmHWM");
+    eprintln!(
+        "2000 half-open connections in {flooded_in:?}: {baseline} fds before, {fds_during} during; \
+         RSS {rss_before} KiB before, {rss_during} KiB during, peak {hwm} KiB; /healthz answered in {answered_in:?}"
+    );
+    // The cap, plus the sockets just shed and not yet closed (at most 64).
+    assert!(
+        fds_during <= baseline + cap + 64 + FD_SLACK,
+        "{fds_during} fds held during the flood (baseline {baseline}, cap {cap})"
+    );
+    assert!(answered_in < Duration::from_secs(10), "answered after {answered_in:?}");
+    assert!(
+        rss_during < rss_before + 64 * 1024,
+        "RSS grew from {rss_before} KiB to {rss_during} KiB"
+    );
+    drop(flood);
+    warden.wait_for_fds_at_most(baseline + FD_SLACK).await;
+    still_streaming(&mut stream).await;
 }
 
 fn initialize_body() -> String {

@@ -7,7 +7,10 @@
 //! This file is the one place the rule lives; the HTTP layer asks it before
 //! a call (to answer `403 insufficient_scope`), and the MCP handler asks it
 //! again for every list and call (so nothing depends on the HTTP layer
-//! having parsed the request the same way rmcp does).
+//! having parsed the request the same way rmcp does). Subscriptions ask it
+//! too, when made and again at every update (`may_subscribe`,
+//! `may_deliver`): an update outlives the request, so it follows the policy
+//! in force, and a grant the operator removes ends it.
 //!
 //! ```toml
 //! [[allow]]
@@ -32,6 +35,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+use crate::catalog::{Catalog, Swap};
 
 /// The policy file, as written.
 #[derive(Debug, Deserialize)]
@@ -114,6 +119,26 @@ impl Target<'_> {
     }
 }
 
+/// Whether a client may subscribe to the resource `uri` (be told when it
+/// changes): some plugin in `catalog` serves it and, in OAuth mode, `grant`
+/// reaches it. An unserved URI and an ungranted one get the same answer, so
+/// a subscription tells a principal nothing about what others may read.
+pub fn may_subscribe(grant: Option<&Grant>, catalog: &Catalog, uri: &str) -> bool {
+    match grant {
+        None => catalog.resource_source(uri).is_some(),
+        Some(grant) => grant.reaches_resource(catalog, uri),
+    }
+}
+
+/// Whether the update of a subscribed `uri` that `swap` brings may be sent
+/// to a subscriber whose grant is now `grant` (none without OAuth): the
+/// grant reaches the resource as served before or after the swap (so the
+/// update of a resource just removed still arrives). When it does not, the
+/// subscription is over: the caller drops it.
+pub fn may_deliver(grant: Option<&Grant>, swap: &Swap, uri: &str) -> bool {
+    grant.is_none_or(|grant| grant.reaches_resource(swap.after(), uri) || grant.reaches_resource(swap.before(), uri))
+}
+
 /// The longest policy file read; a policy is a few rules, not a database.
 const MAX_POLICY_BYTES: u64 = 1 << 20;
 
@@ -193,7 +218,7 @@ impl Policy {
 impl Policy {
     /// The names the policy grants that nothing in `catalog` has: a typo
     /// grants nothing, silently, so the operator is told at start.
-    pub fn unmatched(&self, catalog: &crate::catalog::Catalog) -> Vec<String> {
+    pub fn unmatched(&self, catalog: &Catalog) -> Vec<String> {
         let mut missing = BTreeSet::new();
         for grant in self.rules.iter().map(|rule| &rule.grant) {
             for plugin in &grant.plugins {
@@ -318,6 +343,18 @@ impl Grant {
                 self.resources.contains(uri) || template.is_some_and(|t| self.resources.contains(t))
             }
         }
+    }
+
+    /// Whether this grant reaches the resource `uri` as `catalog` serves it;
+    /// false for a URI nothing in `catalog` serves.
+    fn reaches_resource(&self, catalog: &Catalog, uri: &str) -> bool {
+        catalog.resource_source(uri).is_some_and(|(plugin, template)| {
+            self.allows(Target::Resource {
+                plugin: &plugin.name,
+                uri,
+                template,
+            })
+        })
     }
 
     /// Whether anything at all is granted.

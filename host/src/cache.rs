@@ -241,17 +241,24 @@ fn entry_name(engine: &Engine, sha256: &str) -> String {
     format!("{sha256}-{}.cwasm", compatibility_hash(engine))
 }
 
-/// Why a file or folder cannot be trusted with native code, if it cannot:
-/// someone other than Warden's user owns it or may write to it.
-fn untrusted(metadata: &Metadata) -> Option<String> {
-    // SAFETY: geteuid cannot fail and has no preconditions.
-    let user = unsafe { libc::geteuid() };
-    let writers = match (metadata.mode() & 0o020 != 0, metadata.mode() & 0o002 != 0) {
+/// Who besides the owner may write to a file or folder of mode `mode`
+/// ("" for nobody).
+pub(crate) fn writers(mode: u32) -> &'static str {
+    match (mode & 0o020 != 0, mode & 0o002 != 0) {
         (true, true) => "its group and others",
         (true, false) => "its group",
         (false, true) => "others",
         (false, false) => "",
-    };
+    }
+}
+
+/// Why a file or folder cannot be trusted with native code (or, for
+/// `state_key`, with a secret), if it cannot: someone other than Warden's
+/// user owns it or may write to it.
+pub(crate) fn untrusted(metadata: &Metadata) -> Option<String> {
+    // SAFETY: geteuid cannot fail and has no preconditions.
+    let user = unsafe { libc::geteuid() };
+    let writers = writers(metadata.mode());
     if metadata.uid() != user {
         Some(format!(
             "is owned by uid {}, not by Warden's user (uid {user})",

@@ -220,9 +220,18 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
     pub sse_keep_alive: std::time::Duration,
 
-    /// HTTP: connections open at once; more are answered 503 and closed.
+    /// HTTP: connections open at once. Past it the oldest connection with no
+    /// request in progress is closed to make room; when every one has a
+    /// request in progress, new ones are answered 503 and closed.
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_connections: usize,
+
+    /// HTTP: connections one client address may hold; past it, that
+    /// address's own oldest idle connection is closed to make room (or the
+    /// new one refused), never another client's. 0 (the default): no cap of
+    /// its own — behind a proxy, every client has the proxy's address.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_connections_per_peer: usize,
 
     /// HTTP: how long a connection with no request in progress (new, or idle
     /// between requests) may take to send a complete request head.
@@ -260,10 +269,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub shutdown_grace: std::time::Duration,
 
-    /// A file holding the key (at least 32 bytes) that signs the `requestState`
-    /// of 2026-07-28 input-required results. Give every replica behind one load
-    /// balancer the same file, so any of them continues a call [default: a key
-    /// of this process's own].
+    /// A file holding the key (at least 32 bytes, 10 different, readable by
+    /// Warden's user only) that signs the `requestState` of 2026-07-28
+    /// input-required results. Give every replica behind one load balancer the
+    /// same file, so any of them continues a call [default: a key of this
+    /// process's own].
     #[arg(long, value_name = "FILE")]
     pub state_key_file: Option<PathBuf>,
 

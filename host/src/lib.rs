@@ -41,6 +41,7 @@ pub mod runtime;
 pub mod schema_budget;
 pub mod schema_validation;
 pub mod serve;
+pub mod state_key;
 pub mod transport;
 pub mod uri_overlap;
 pub mod uri_template;

@@ -107,20 +107,7 @@ impl Host {
             watcher
         });
         let state_codec = match &config.state_key {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read the request-state key {}", path.display()))?;
-                let key = text.trim().as_bytes().to_vec();
-                if key.len() < 32 {
-                    anyhow::bail!(
-                        "the request-state key {} holds {} bytes; use at least 32 (e.g. `head -c 32 /dev/urandom | base64 > {}`)",
-                        path.display(),
-                        key.len(),
-                        path.display()
-                    );
-                }
-                crate::mcp::interaction::codec_with_key(key)?
-            }
+            Some(path) => crate::mcp::interaction::codec_with_key(crate::state_key::load(path)?)?,
             None => crate::mcp::interaction::process_codec()?,
         };
         Ok(Self {
@@ -290,6 +277,7 @@ fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOpti
         shutdown_grace: args.shutdown_grace,
         connections: ConnectionLimits {
             max_connections: args.max_connections.max(1),
+            max_connections_per_peer: args.max_connections_per_peer,
             header_timeout: args.header_timeout,
             write_timeout: args.write_timeout,
         },

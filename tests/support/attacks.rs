@@ -55,3 +55,21 @@ pub async fn assert_calls_remember_nothing(server: &Server) {
         }
     }
 }
+
+/// `count` connections to `addr` (127.0.0.1), opened one after another, each
+/// sending half a request head and then nothing: the idle flood of issue 21.
+/// A connection the server closes is kept too (its end reads EOF).
+pub async fn half_open_connections(addr: &str, count: usize) -> Vec<tokio::net::TcpStream> {
+    use tokio::io::AsyncWriteExt;
+    assert!(addr.starts_with("127.0.0.1:"), "attacks stay on loopback: {addr}");
+    let mut held = Vec::with_capacity(count);
+    for _ in 0..count {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        // A write to a connection already shed may fail; that is the point.
+        let _ = stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-pad")
+            .await;
+        held.push(stream);
+    }
+    held
+}

@@ -75,8 +75,9 @@ pub fn check_resource(resource: &str) -> Result<http::Uri> {
 
 pub struct OAuth {
     pub settings: OAuthSettings,
-    /// Replaced whole when the policy file changes (`policy_file`).
-    policy: ArcSwap<Policy>,
+    /// Replaced whole when the policy file changes (`policy_file`); shared
+    /// with every principal, whose subscriptions follow it.
+    policy: Arc<ArcSwap<Policy>>,
     jwks: Jwks,
     validation: Validation,
 }
@@ -89,6 +90,9 @@ impl std::fmt::Debug for OAuth {
             .finish_non_exhaustive()
     }
 }
+
+/// How far clocks may differ: `exp` and `nbf` are checked this loosely.
+pub const LEEWAY_SECS: u64 = 30;
 
 /// The longest token looked at; real ones are a few kilobytes.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -114,7 +118,7 @@ impl OAuth {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.validate_exp = true;
         validation.validate_nbf = true;
-        validation.leeway = 30;
+        validation.leeway = LEEWAY_SECS;
         tracing::info!(
             issuer = settings.issuer,
             resource = settings.resource,
@@ -123,7 +127,7 @@ impl OAuth {
             settings.resource
         );
         Ok(Self {
-            policy: ArcSwap::from_pointee(settings.policy.clone()),
+            policy: Arc::new(ArcSwap::from_pointee(settings.policy.clone())),
             settings,
             jwks,
             validation,
@@ -179,13 +183,10 @@ impl OAuth {
                 }
             })?;
         let claims = data.claims;
-        let Some(subject) = claims.get("sub").and_then(Value::as_str) else {
+        let Some(subject) = claims.get("sub").and_then(Value::as_str).map(str::to_string) else {
             return Err("the token's `sub` claim is not a string".to_string());
         };
-        Ok(Principal {
-            subject: subject.to_string(),
-            grant: self.policy.load().grant(&claims),
-        })
+        Ok(Principal::new(subject, claims, self.policy.clone()))
     }
 }
 

@@ -73,6 +73,16 @@ impl Swap {
         }
     }
 
+    /// The catalog before the swap.
+    pub fn before(&self) -> &Catalog {
+        &self.before
+    }
+
+    /// The catalog after the swap.
+    pub fn after(&self) -> &Catalog {
+        &self.after
+    }
+
     /// Whether reading `uri` may give something else now: the plugin that
     /// serves it was reloaded, removed or added.
     pub fn updated(&self, uri: &str) -> bool {

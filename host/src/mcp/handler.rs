@@ -30,7 +30,7 @@ use super::pagination;
 use super::session::Session;
 use super::tool_call;
 use super::trace_context::TraceParent;
-use crate::access::Target;
+use crate::access::{self, Target};
 use crate::audit::{self, AuditLog, Kind, Outcome};
 use crate::auth::Principal;
 use crate::catalog::CatalogHandle;
@@ -69,8 +69,8 @@ impl WardenServer {
     }
 }
 
-/// List and read results change only when plugins are reloaded, and the
-/// catalog is the same for every client.
+/// List and read results change only when plugins are reloaded (who may
+/// share them: `cache_scope`).
 const LIST_TTL_MS: u64 = 0;
 
 /// What the audit record of one invocation says besides its outcome.
@@ -455,11 +455,22 @@ impl WardenServer {
     }
 }
 
+/// The cache scope of a list or read: in OAuth mode what is listed, and
+/// what may be read, depend on the principal, so only its own client may
+/// keep the answer; otherwise every client gets the same.
+fn cache_scope(context: &RequestContext<RoleServer>) -> CacheScope {
+    if principal(context).is_some() {
+        CacheScope::Private
+    } else {
+        CacheScope::Public
+    }
+}
+
 /// Sets the 2026-07-28 cache hints on a list or read result.
 macro_rules! cache_hints {
     ($result:expr, $context:expr) => {
         if is_2026($context) {
-            $result.with_ttl_ms(LIST_TTL_MS).with_cache_scope(CacheScope::Public)
+            $result.with_ttl_ms(LIST_TTL_MS).with_cache_scope(cache_scope($context))
         } else {
             $result
         }
@@ -524,13 +535,17 @@ impl ServerHandler for WardenServer {
         filter.prompts_list_changed = supported.prompts.then_some(true);
         // Only URIs some plugin serves can be subscribed to. A list over the
         // limits is accepted empty; `listen` then refuses it with an error.
+        // rmcp gives this no request, so no principal: in OAuth mode the
+        // HTTP layer has already taken what the grant does not reach out of
+        // the request (`scope_check::narrow_listen`), and `listen` checks
+        // each update against the grant again.
         let catalog = self.shared.catalog.snapshot();
         filter.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
             if self.shared.notifier.limits().check_list(uris).is_err() {
                 return Vec::new();
             }
             uris.iter()
-                .filter(|uri| catalog.resource_owner(uri).is_some())
+                .filter(|uri| access::may_subscribe(None, &catalog, uri))
                 .cloned()
                 .collect()
         });
@@ -543,7 +558,11 @@ impl ServerHandler for WardenServer {
         }
         let mut swaps = self.shared.notifier.subscribe();
         let accepted = context.accepted().clone();
-        let subscribed = accepted.resource_subscriptions.clone().unwrap_or_default();
+        let subscriber = principal(context.request_context());
+        let mut subscribed = accepted.resource_subscriptions.clone().unwrap_or_default();
+        let catalog = self.shared.catalog.snapshot();
+        subscribed.retain(|uri| access::may_subscribe(subscriber.as_ref().map(|p| &p.grant), &catalog, uri));
+        drop(catalog);
         loop {
             let (changes, swap) = tokio::select! {
                 () = context.cancelled() => return Ok(()),
@@ -564,14 +583,33 @@ impl ServerHandler for WardenServer {
                 if changes.prompts && accepted.prompts_list_changed == Some(true) {
                     sink.notify_prompt_list_changed().await?;
                 }
+                // Each update follows the policy in force: a grant removed
+                // since the stream opened ends that subscription.
+                let grant = subscriber.as_ref().map(|p| p.grant_now());
+                let mut ended = Vec::new();
                 for uri in subscribed.iter().filter(|uri| swap.updated(uri)) {
-                    sink.notify_resource_updated(uri.clone()).await?;
+                    if access::may_deliver(grant.as_ref(), &swap, uri) {
+                        sink.notify_resource_updated(uri.clone()).await?;
+                    } else {
+                        ended.push(uri.clone());
+                    }
                 }
-                Ok::<(), rmcp::service::SubscriptionSendError>(())
+                Ok::<_, rmcp::service::SubscriptionSendError>(ended)
             };
-            if let Err(error) = sent.await {
-                tracing::debug!("subscription stream ended: {error}");
-                return Ok(());
+            match sent.await {
+                Ok(ended) if !ended.is_empty() => {
+                    tracing::info!(
+                        principal = subscriber.as_ref().map(|p| p.subject.as_str()),
+                        "ended {} subscriptions of a stream: the access policy no longer grants them",
+                        ended.len()
+                    );
+                    subscribed.retain(|uri| !ended.contains(uri));
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::debug!("subscription stream ended: {error}");
+                    return Ok(());
+                }
             }
         }
     }
@@ -763,16 +801,39 @@ impl ServerHandler for WardenServer {
         let limits = self.shared.notifier.limits();
         limits.check_uri(&request.uri)?;
         let catalog = self.shared.catalog.snapshot();
-        let Some((plugin, template)) = catalog.resource_source(&request.uri) else {
+        let subscriber = principal(&context);
+        // Unknown and ungranted are one answer: a subscription must not tell
+        // a principal which URIs the plugins it may not use serve.
+        if !access::may_subscribe(subscriber.as_ref().map(|p| &p.grant), &catalog, &request.uri) {
+            if let Some(principal) = &subscriber
+                && let Some((plugin, _)) = catalog.resource_source(&request.uri)
+            {
+                // The operator learns of the probe; the client does not.
+                let detail = "a subscription outside the caller's grant, answered as an unknown URI";
+                tracing::info!(
+                    principal = principal.subject,
+                    "refused a subscription to `{}`: not in the caller's grant (answered as unknown)",
+                    request.uri
+                );
+                Audit {
+                    log: self.shared.audit.as_ref(),
+                    plugin: plugin.name.clone(),
+                    principal: Some(principal.clone()),
+                    trace: trace(&context),
+                    kind: Kind::ResourceRead,
+                    target: request.uri.clone(),
+                    argument_bytes: request.uri.len(),
+                    started: Instant::now(),
+                    timing: None,
+                }
+                .record(Outcome::Forbidden, Some(detail), &[]);
+            }
             return Err(resource_not_found(&request.uri, None));
-        };
-        let target = Target::Resource {
-            plugin: &plugin.name,
-            uri: &request.uri,
-            template,
-        };
-        permitted(&context, target, &format!("the resource `{}`", request.uri))?;
-        if !self.session.subscribe(request.uri.clone(), limits.per_client) {
+        }
+        if !self
+            .session
+            .subscribe(request.uri.clone(), subscriber, limits.per_client)
+        {
             return Err(limits.full(&request.uri));
         }
         Ok(())

@@ -20,6 +20,8 @@ use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::session::Session;
 use super::subscription_limits::SubscriptionLimits;
+use crate::access;
+use crate::auth::Principal;
 use crate::catalog::{CatalogHandle, ListChanges, Swap};
 
 pub struct Notifier {
@@ -94,6 +96,18 @@ impl Swaps {
     }
 }
 
+/// A subscription whose subscriber the policy in force no longer grants the
+/// resource: dropped, so nothing more is sent for it.
+fn ended_by_policy(session: &Weak<Session>, uri: &str, subscriber: Option<&Principal>) {
+    if let Some(session) = session.upgrade() {
+        session.unsubscribe(uri);
+    }
+    tracing::info!(
+        principal = subscriber.map(|p| p.subject.as_str()),
+        "ended the subscription to `{uri}`: the access policy no longer grants it"
+    );
+}
+
 /// Sends each swap to one session until it closes. The session is held
 /// weakly: the task must not keep it (and so itself) alive.
 async fn deliver(peer: Peer<RoleServer>, session: Weak<Session>, mut swaps: Swaps) {
@@ -111,7 +125,12 @@ async fn deliver(peer: Peer<RoleServer>, session: Weak<Session>, mut swaps: Swap
             if lists.prompts {
                 peer.notify_prompt_list_changed().await?;
             }
-            for uri in subscriptions.into_iter().filter(|uri| swap.updated(uri)) {
+            for (uri, subscriber) in subscriptions.into_iter().filter(|(uri, _)| swap.updated(uri)) {
+                let grant = subscriber.as_ref().map(|principal| principal.grant_now());
+                if !access::may_deliver(grant.as_ref(), &swap, &uri) {
+                    ended_by_policy(&session, &uri, subscriber.as_deref());
+                    continue;
+                }
                 peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
                     .await?;
             }

@@ -2,17 +2,22 @@
 //! server to remember: its log level and its resource subscriptions.
 //! A 2026-07-28 request carries these itself and needs none of it.
 
-use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
 use super::logging::Level;
+use crate::auth::Principal;
+
+/// Who subscribed (in OAuth mode): each update is checked against what the
+/// policy grants them when it is sent.
+pub type Subscriber = Option<Arc<Principal>>;
 
 #[derive(Default)]
 pub struct Session {
     log_level: Mutex<Option<Level>>,
-    subscriptions: Mutex<BTreeSet<String>>,
+    subscriptions: Mutex<BTreeMap<String, Subscriber>>,
     /// Cancelled when the session's last handler is dropped (the session
     /// ended): its notification task ends with it.
     closed: CancellationToken,
@@ -37,12 +42,12 @@ impl Session {
 
     /// Adds `uri` unless the session already holds `limit` other
     /// subscriptions; false when it is full.
-    pub fn subscribe(&self, uri: String, limit: usize) -> bool {
+    pub fn subscribe(&self, uri: String, subscriber: Subscriber, limit: usize) -> bool {
         let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
-        if subscriptions.len() >= limit && !subscriptions.contains(&uri) {
+        if subscriptions.len() >= limit && !subscriptions.contains_key(&uri) {
             return false;
         }
-        subscriptions.insert(uri);
+        subscriptions.insert(uri, subscriber);
         true
     }
 
@@ -50,12 +55,12 @@ impl Session {
         self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
     }
 
-    pub fn subscriptions(&self) -> Vec<String> {
+    pub fn subscriptions(&self) -> Vec<(String, Subscriber)> {
         self.subscriptions
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
-            .cloned()
+            .map(|(uri, subscriber)| (uri.clone(), subscriber.clone()))
             .collect()
     }
 
@@ -72,13 +77,14 @@ mod tests {
     #[test]
     fn subscriptions_stop_at_the_limit_but_resubscribing_is_fine() {
         let session = Session::default();
-        assert!(session.subscribe("a://1".into(), 2));
-        assert!(session.subscribe("a://2".into(), 2));
-        assert!(!session.subscribe("a://3".into(), 2));
-        assert!(session.subscribe("a://2".into(), 2), "already held");
+        assert!(session.subscribe("a://1".into(), None, 2));
+        assert!(session.subscribe("a://2".into(), None, 2));
+        assert!(!session.subscribe("a://3".into(), None, 2));
+        assert!(session.subscribe("a://2".into(), None, 2), "already held");
         session.unsubscribe("a://1");
-        assert!(session.subscribe("a://3".into(), 2));
-        assert_eq!(session.subscriptions(), ["a://2", "a://3"]);
+        assert!(session.subscribe("a://3".into(), None, 2));
+        let uris: Vec<_> = session.subscriptions().into_iter().map(|(uri, _)| uri).collect();
+        assert_eq!(uris, ["a://2", "a://3"]);
     }
 
     #[test]

@@ -380,11 +380,31 @@ async fn check_scope(gate: &Gate, principal: &crate::auth::Principal, request: R
         }
     };
     let traceparent = parts.headers.get("traceparent").and_then(|v| v.to_str().ok());
-    if let Some(refused) = scope_check::refusal(&gate.shared, principal, &oauth.policy(), metadata, traceparent, &bytes)
-    {
+    // Parsed once for both checks; anything but a request goes on unchanged.
+    let Some(message) = scope_check::Message::parse(&bytes) else {
+        return Ok(Request::from_parts(parts, Body::from(bytes)));
+    };
+    if let Some(refused) = scope_check::refusal(
+        &gate.shared,
+        principal,
+        &oauth.policy(),
+        metadata,
+        traceparent,
+        &message,
+    ) {
         return Err(refused);
     }
-    Ok(Request::from_parts(parts, Body::from(bytes)))
+    let mut parts = parts;
+    let body = match scope_check::narrow_listen(&gate.shared, principal, message) {
+        Some(narrowed) => {
+            parts
+                .headers
+                .insert(header::CONTENT_LENGTH, HeaderValue::from(narrowed.len()));
+            Body::from(narrowed)
+        }
+        None => Body::from(bytes),
+    };
+    Ok(Request::from_parts(parts, body))
 }
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -455,6 +475,7 @@ mod tests {
             shutdown_grace: Duration::from_secs(1),
             connections: ConnectionLimits {
                 max_connections: 8,
+                max_connections_per_peer: 0,
                 header_timeout: Duration::from_secs(10),
                 write_timeout: Duration::from_secs(30),
             },

@@ -3,16 +3,17 @@
 //! `error="insufficient_scope"` and the scopes that would reach it (MCP's
 //! authorization spec), and audited with the principal's subject. Lists are
 //! filtered, and calls checked again, in the MCP handler (`access` holds
-//! the rule both use).
+//! the rule both use). A `subscriptions/listen` has the URIs the grant does
+//! not reach taken out before rmcp acknowledges it (`narrow_listen`).
 
 use std::sync::Arc;
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use crate::access::{Policy, Target};
+use crate::access::{self, Policy, Target};
 use crate::audit::{self, Kind, Outcome};
 use crate::auth::Principal;
 use crate::auth::resource_metadata::ResourceMetadata;
@@ -21,11 +22,23 @@ use crate::mcp::Shared;
 use crate::mcp::trace_context::TraceParent;
 use crate::metrics::{self, CallFacts};
 
-#[derive(Deserialize)]
-struct Message {
+/// A JSON-RPC request as the HTTP layer reads it: its method and params,
+/// and the rest (`jsonrpc`, `id`) kept to encode it again.
+#[derive(Deserialize, Serialize)]
+pub struct Message {
     method: String,
     #[serde(default)]
     params: Value,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+impl Message {
+    /// The request in a POST body; `None` for anything else (a response, a
+    /// batch, not JSON), which rmcp answers.
+    pub fn parse(body: &[u8]) -> Option<Self> {
+        serde_json::from_slice(body).ok()
+    }
 }
 
 /// What a request would invoke: its kind, plugin and target as audited.
@@ -65,11 +78,10 @@ pub fn refusal(
     policy: &Policy,
     metadata: &ResourceMetadata,
     traceparent_header: Option<&str>,
-    body: &[u8],
+    message: &Message,
 ) -> Option<Response> {
-    let message: Message = serde_json::from_slice(body).ok()?;
     let catalog = shared.catalog.snapshot();
-    let invocation = invocation(&catalog, &message)?;
+    let invocation = invocation(&catalog, message)?;
     let target = invocation.target();
     if principal.allows(target) {
         return None;
@@ -127,6 +139,28 @@ pub fn refusal(
     Some(response)
 }
 
+/// A `subscriptions/listen` body without the `resourceSubscriptions` that
+/// `principal`'s grant does not reach (or that nothing serves), re-encoded
+/// from what was parsed here, so rmcp acknowledges exactly what is left;
+/// `None` for any other request, which goes on unchanged. rmcp asks the
+/// handler which subscriptions to acknowledge without the request (so
+/// without the principal): this is where an ungranted URI is dropped from
+/// the acknowledgment, exactly as an unknown one is.
+pub fn narrow_listen(shared: &Shared, principal: &Principal, message: Message) -> Option<Vec<u8>> {
+    let mut message = message;
+    if message.method != "subscriptions/listen" {
+        return None;
+    }
+    let catalog = shared.catalog.snapshot();
+    if let Some(Value::Array(uris)) = message.params.pointer_mut("/notifications/resourceSubscriptions") {
+        uris.retain(|uri| {
+            uri.as_str()
+                .is_some_and(|uri| access::may_subscribe(Some(&principal.grant), &catalog, uri))
+        });
+    }
+    serde_json::to_vec(&message).ok()
+}
+
 /// The plugin invocation a JSON-RPC request asks for; `None` for anything
 /// else, and for names no plugin serves (the handler answers those).
 fn invocation(catalog: &Catalog, message: &Message) -> Option<Invocation> {
@@ -155,7 +189,10 @@ fn invocation(catalog: &Catalog, message: &Message) -> Option<Invocation> {
                 name: Some(name),
             })
         }
-        "resources/read" | "resources/subscribe" => {
+        // Not `resources/subscribe`: an ungranted URI is refused there as an
+        // unknown one (`access::may_subscribe`), never with a `403` that
+        // would confirm it exists.
+        "resources/read" => {
             let uri = text("uri")?;
             let (plugin, template) = catalog.resource_source(uri)?;
             Some(Invocation {

@@ -1,0 +1,425 @@
+//! OAuth mode against an authorization server this test serves on 127.0.0.1
+//! (metadata and a JWKS; tokens signed here with a test-only RSA key):
+//! subscriptions follow the access policy on both wires, when made and at
+//! every update, and answers that depend on the principal say
+//! `cacheScope: private`.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    CacheScope, ErrorCode, ReadResourceRequestParams, ServerNotification, SubscribeRequestParams, SubscriptionFilter,
+};
+use rmcp::service::RunningService;
+use serde_json::{Value, json};
+use support::http::HttpWarden;
+use support::{Era, LONG_WAIT, PluginDir, Recorder};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The key the test's authorization server signs with: generated for this
+/// test (`openssl genrsa 2048`, PKCS#1 DER in base64), guarding nothing.
+const SIGNING_KEY: &str = "MIIEowIBAAKCAQEAj3i1Huh76Zn1Z1AMoXIQLTHW+xTSvJmyLbUCvn1v1IJUheeaIW8Wtj1mUKf3LXWQONh8yKGD54gngtUnpNVWZlXDA3smWGN9mOXdln0/OrlebZMgh4wv/2A+/3XAJBsRkw4cMe47oRsxYPzy0mDCZCSFrJTEQvkqhoUtYOYUKmbmTlQK7oF4zZOhX7ZQbcRJu1+8XEN8tlgu6v3fY/4/JHRlcE/2d4GmPnHnffqTNFyvmVPoM5/TtS3oeTGSAMnY2HVV1VVU2CMLgFVj+IcS9yaJW9leyIpmSd34cBjiyd2r1myn5zYXMgwPPCiln47P9Z3Qg5gKptbduiRSYht/NwIDAQABAoIBAAMW2yDhv6f4NTUMH7bVkRdFX0wubBqR3VN89iSqPcoKeQ3IaWS2ktDKF1W9mtBt8Mo7OyCffbVyv0Bix5pAhROUstYfL48FVr3VQUViyAWYhTnVylmw1pMTUaKdjfgZDx1RV0u/RfsXmKNufuoHGa3KAt4u9oo8pEJGRC5gdecId5k4TQUplFYaVf/r4x6hBBS1Wri746GJcWm6AoyxxQf9sZt7hBYYPLnvHPRR/7Jbj3yPtub9yScUZPFYxLblMv59IRO77Q1Nz+zCw2Ouqh1JgU9VcsH6JCBvuIyGlHiAWNNsNofkJR7A7e7JGEA9EcbWd2RBppz9649gltGtdsUCgYEAxHT/QCoKnvJGvU8bJ0SZc/JHW7HyltHMojfjlrLCZxXM/KkkfdoDuwlNyQ7pwWZkJPoFBEwlBZ6E3iaRCSkn/7v2dT6ZIVnzf142lHcz8elQmZLJb/0jBm67/Iqn/iHVeHzG7o936/RmovNX+aA9W7R5UtvUfh6qA0Tf/yoj3BsCgYEAuvSXWzTzY6pCFA/HsIUl3mRdJQ5X95+3fX2pPtvtnYFTKBqBYvoiP5e8hg+2gSIg9rh82qUrn6RFzg0EmfS0KQyCV6Yfzc0QNm8YSGULkcdtRo8VyCMxx3UWQWRf3xvOB40Zrws/Hoe+RclW2Sshjx64oZB5pd+MYvnKSoXkYxUCgYBAEmBFDvET0bRcfXY/olHhzLyVHT4fDiGNLmkddwOMF0IZjRiHqxjYYTprPl/iYYB7xsboFeVlJcPzp+RZdoDDGQxSRK4wgGO3wIRQe2gHl65fx83GpmpL6MWKobYUXfh/KUK//y5/V+A5eN/SW/5m8D85VNTCpUGRe18KmzXCzQKBgEfzNgTt/fWPYtrhr9Jpi8dpDMfkG0q7dxyerfH5JhuF2AEJIl57MY8T0IQvq+dKwTDyk2p6Qq2vxQWl0O2HVYauv8MHthm4H9MzMj86VBeIjq+nBZT+pnvCvgvwm0z8IHCbhxTs2R/g0gN9lyUBCmtQQXI8bfS+cgLta0L/AIR5AoGBAJdMjq7rGufrE1RFYAFF2Nau1e/3IWDcLSGwyuxSr7vajuYs+vamnaYr+P9cJn1477XMhn/K+PEt8dddvnPJnxwKDb9ohSSdAptHTQw+GEuckTNmtdzaM8/OmRSj7ae00/+ZuZMNgKdasCOgb0RU7nD6TglWHj01m1g9ncDY/JWN";
+/// Its modulus, base64url, for the JWKS.
+const MODULUS: &str = "j3i1Huh76Zn1Z1AMoXIQLTHW-xTSvJmyLbUCvn1v1IJUheeaIW8Wtj1mUKf3LXWQONh8yKGD54gngtUnpNVWZlXDA3smWGN9mOXdln0_OrlebZMgh4wv_2A-_3XAJBsRkw4cMe47oRsxYPzy0mDCZCSFrJTEQvkqhoUtYOYUKmbmTlQK7oF4zZOhX7ZQbcRJu1-8XEN8tlgu6v3fY_4_JHRlcE_2d4GmPnHnffqTNFyvmVPoM5_TtS3oeTGSAMnY2HVV1VVU2CMLgFVj-IcS9yaJW9leyIpmSd34cBjiyd2r1myn5zYXMgwPPCiln47P9Z3Qg5gKptbduiRSYht_Nw";
+const RESOURCE: &str = "https://warden.test/mcp";
+
+/// `bob` may use `text` only; `alice` also every resource of `full`, and
+/// `mem://items/7` by a rule of its own.
+const POLICY: &str = r#"
+[[allow]]
+scope = "text"
+plugins = ["text"]
+
+[[allow]]
+scope = "full"
+plugins = ["full"]
+
+[[allow]]
+scope = "item7"
+resources = ["mem://items/7"]
+"#;
+
+/// The same without the `full` rule: alice keeps `mem://items/7` only.
+const POLICY_WITHOUT_FULL: &str = r#"
+[[allow]]
+scope = "text"
+plugins = ["text"]
+
+[[allow]]
+scope = "item7"
+resources = ["mem://items/7"]
+"#;
+
+/// An authorization server: RFC 8414 metadata and the JWKS, each answered
+/// on its own connection. Returns its issuer URL.
+async fn authorization_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let metadata = json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") }).to_string();
+    let jwks =
+        json!({ "keys": [{ "kty": "RSA", "kid": "test", "alg": "RS256", "use": "sig", "n": MODULUS, "e": "AQAB" }] })
+            .to_string();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (metadata, jwks) = (metadata.clone(), jwks.clone());
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buffer = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buffer[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head);
+                let path = head.split_whitespace().nth(1).unwrap_or("");
+                let (status, body) = match path {
+                    "/.well-known/oauth-authorization-server" => ("200 OK", metadata),
+                    "/jwks" => ("200 OK", jwks),
+                    _ => ("404 Not Found", "{}".to_string()),
+                };
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    issuer
+}
+
+/// An access token for `subject` with `scope`, as the server would issue it.
+fn token(issuer: &str, subject: &str, scope: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims =
+        json!({ "iss": issuer, "aud": RESOURCE, "sub": subject, "scope": scope, "exp": now + 3600, "iat": now });
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+    header.kid = Some("test".into());
+    use base64::Engine as _;
+    let der = base64::engine::general_purpose::STANDARD.decode(SIGNING_KEY).unwrap();
+    let key = jsonwebtoken::EncodingKey::from_rsa_der(&der);
+    jsonwebtoken::encode(&header, &claims, &key).unwrap()
+}
+
+struct OAuthWarden {
+    warden: HttpWarden,
+    dir: PluginDir,
+    /// Also holds the audit log, `audit.jsonl`.
+    policy_dir: tempfile::TempDir,
+    alice: String,
+    bob: String,
+}
+
+async fn start() -> OAuthWarden {
+    let issuer = authorization_server().await;
+    let dir = PluginDir::with(&["full", "text"]);
+    let policy_dir = tempfile::tempdir().unwrap();
+    let policy = policy_dir.path().join("access.toml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let warden = HttpWarden::start(
+        dir.path(),
+        &[
+            "--oauth-issuer",
+            &issuer,
+            "--resource",
+            RESOURCE,
+            "--access",
+            policy.to_str().unwrap(),
+            "--audit-log",
+            policy_dir.path().join("audit.jsonl").to_str().unwrap(),
+        ],
+    )
+    .await;
+    OAuthWarden {
+        alice: token(&issuer, "alice", "text full item7"),
+        bob: token(&issuer, "bob", "text"),
+        warden,
+        dir,
+        policy_dir,
+    }
+}
+
+/// The `-32602` answer to a `resources/subscribe`.
+#[allow(deprecated)] // resources/subscribe: deprecated in rmcp, still on the 2025-11-25 wire
+async fn refused_subscription(client: &RunningService<RoleClient, Recorder>, uri: &str) -> (ErrorCode, String, Value) {
+    match client.subscribe(SubscribeRequestParams::new(uri)).await {
+        Err(rmcp::ServiceError::McpError(error)) => {
+            (error.code, error.message.to_string(), error.data.unwrap_or_default())
+        }
+        other => panic!("subscribing to {uri} was not refused: {other:?}"),
+    }
+}
+
+/// A `subscriptions/listen` stream whose resource updates land in `recorder`;
+/// returns what it was acknowledged with.
+async fn listen(client: &RunningService<RoleClient, Recorder>, uris: &[&str], recorder: &Recorder) -> Vec<String> {
+    let filter = SubscriptionFilter::builder()
+        .resource_subscriptions(uris.iter().map(|u| u.to_string()))
+        .build();
+    let mut stream = client
+        .listen(filter)
+        .await
+        .expect("subscriptions/listen is acknowledged");
+    let acknowledged = stream.acknowledged().resource_subscriptions.clone().unwrap_or_default();
+    let recorder = recorder.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(notification)) = stream.next().await {
+            if let ServerNotification::ResourceUpdatedNotification(n) = notification {
+                recorder.push("notifications/resources/updated", n.params);
+            }
+        }
+    });
+    acknowledged
+}
+
+fn updated(recorder: &Recorder) -> Vec<String> {
+    let mut uris: Vec<String> = recorder
+        .take()
+        .into_iter()
+        .filter(|(method, _)| method == "notifications/resources/updated")
+        .map(|(_, params)| params["uri"].as_str().unwrap().to_string())
+        .collect();
+    uris.sort();
+    uris.dedup();
+    uris
+}
+
+/// Waits until `recorder` has been told `uri` was updated.
+async fn wait_for_update(recorder: &Recorder, uri: &str, what: &str, warden: &HttpWarden) {
+    let started = Instant::now();
+    loop {
+        let seen = recorder
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(method, params)| method == "notifications/resources/updated" && params["uri"] == uri);
+        if seen {
+            return;
+        }
+        assert!(
+            started.elapsed() < LONG_WAIT,
+            "{what}: no update of {uri}\n{}",
+            warden.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn subscriptions_follow_the_access_policy_on_both_wires_when_made_and_at_every_update() {
+    let OAuthWarden {
+        warden,
+        dir,
+        policy_dir,
+        alice,
+        bob,
+    } = start().await;
+    let pid = warden.pid();
+    let rss_before = support::status_kib(pid, "VmRSS");
+
+    // bob (granted `text` only) probes `full`'s URIs. On the 2025-11-25 wire
+    // an ungranted URI is refused exactly as one nothing serves.
+    let bob_recorder = Recorder::default();
+    let bob_legacy = warden
+        .client_recording(Era::Handshake, Some(&bob), bob_recorder.clone())
+        .await;
+    let (code, message, data) = refused_subscription(&bob_legacy, "mem://items/1").await;
+    let (unknown_code, unknown_message, unknown_data) = refused_subscription(&bob_legacy, "nothing://items/1").await;
+    assert_eq!(code, ErrorCode::INVALID_PARAMS);
+    assert_eq!((code, &data["uri"]), (unknown_code, &json!("mem://items/1")));
+    assert_eq!(unknown_data["uri"], "nothing://items/1");
+    assert_eq!(
+        message.replace("mem://", "nothing://"),
+        unknown_message,
+        "the same answer as for an unknown URI"
+    );
+    assert_eq!(
+        message,
+        "no resource `mem://items/1`; call resources/list and resources/templates/list for what this server offers"
+    );
+    // The operator's audit trail records the probe (the client was told
+    // nothing more than for an unknown URI); the unknown URI is not a probe
+    // of anything and is not recorded.
+    let audit = support::attacks::audit_lines(&policy_dir.path().join("audit.jsonl"));
+    let probes: Vec<&Value> = audit.iter().filter(|r| r["outcome"] == "forbidden").collect();
+    assert_eq!(probes.len(), 1, "{audit:?}");
+    assert_eq!(probes[0]["principal"], "bob");
+    assert_eq!(probes[0]["target"], "mem://items/1");
+    assert_eq!(probes[0]["plugin"], "full");
+    assert_eq!(
+        probes[0]["detail"],
+        "a subscription outside the caller's grant, answered as an unknown URI"
+    );
+    // The read is still refused, as before (403 from the HTTP layer).
+    assert!(
+        bob_legacy
+            .read_resource(ReadResourceRequestParams::new("mem://items/1"))
+            .await
+            .is_err()
+    );
+
+    // On the 2026-07-28 wire, the acknowledgment drops the ungranted URI
+    // just as it drops the unknown one.
+    let bob_stateless = warden
+        .client_recording(Era::Stateless, Some(&bob), bob_recorder.clone())
+        .await;
+    let acknowledged = listen(&bob_stateless, &["mem://items/1", "nothing://items/1"], &bob_recorder).await;
+    assert!(acknowledged.is_empty(), "bob was acknowledged {acknowledged:?}");
+
+    // alice may subscribe to both, on both wires.
+    let alice_legacy_seen = Recorder::default();
+    let alice_legacy = warden
+        .client_recording(Era::Handshake, Some(&alice), alice_legacy_seen.clone())
+        .await;
+    #[allow(deprecated)]
+    for uri in ["mem://items/1", "mem://items/7"] {
+        alice_legacy.subscribe(SubscribeRequestParams::new(uri)).await.unwrap();
+    }
+    let alice_stream_seen = Recorder::default();
+    let alice_stateless = warden.client(Era::Stateless, Some(&alice)).await;
+    let acknowledged = listen(
+        &alice_stateless,
+        &["mem://items/1", "mem://items/7", "nothing://items/1"],
+        &alice_stream_seen,
+    )
+    .await;
+    assert_eq!(acknowledged, ["mem://items/1", "mem://items/7"]);
+
+    // `full` reloads: alice hears of both URIs on both wires, bob of nothing.
+    dir.replace("full.wasm", std::fs::read(support::guest("full")).unwrap());
+    for uri in ["mem://items/1", "mem://items/7"] {
+        wait_for_update(&alice_legacy_seen, uri, "alice's session", &warden).await;
+        wait_for_update(&alice_stream_seen, uri, "alice's stream", &warden).await;
+    }
+    // Settle, then forget what was seen.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(updated(&alice_legacy_seen), ["mem://items/1", "mem://items/7"]);
+    assert_eq!(updated(&alice_stream_seen), ["mem://items/1", "mem://items/7"]);
+    assert_eq!(updated(&bob_recorder), Vec::<String>::new(), "bob heard of full's URIs");
+
+    // The operator removes alice's `full` grant (a hot reload of the policy
+    // file); `mem://items/7` stays granted by its own rule.
+    std::fs::write(policy_dir.path().join("access.toml"), POLICY_WITHOUT_FULL).unwrap();
+    let started = Instant::now();
+    while !warden.log().contains("reloaded") {
+        assert!(
+            started.elapsed() < LONG_WAIT,
+            "the policy was not reloaded\n{}",
+            warden.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    dir.replace("full.wasm", std::fs::read(support::guest("full")).unwrap());
+    wait_for_update(
+        &alice_legacy_seen,
+        "mem://items/7",
+        "alice's session after the edit",
+        &warden,
+    )
+    .await;
+    wait_for_update(
+        &alice_stream_seen,
+        "mem://items/7",
+        "alice's stream after the edit",
+        &warden,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        updated(&alice_legacy_seen),
+        ["mem://items/7"],
+        "a removed grant ends the updates"
+    );
+    assert_eq!(
+        updated(&alice_stream_seen),
+        ["mem://items/7"],
+        "a removed grant ends the updates"
+    );
+    let log = warden.log();
+    assert!(
+        log.contains("ended the subscription to `mem://items/1`: the access policy no longer grants it"),
+        "{log}"
+    );
+    // And alice is now refused a new subscription like bob.
+    let (code, message, _) = refused_subscription(&alice_legacy, "mem://items/1").await;
+    assert_eq!(code, ErrorCode::INVALID_PARAMS);
+    assert!(message.starts_with("no resource `mem://items/1`"), "{message}");
+
+    // Once more: nothing comes back for the ended subscription.
+    dir.replace("full.wasm", std::fs::read(support::guest("full")).unwrap());
+    wait_for_update(
+        &alice_legacy_seen,
+        "mem://items/7",
+        "alice's session, third reload",
+        &warden,
+    )
+    .await;
+    wait_for_update(
+        &alice_stream_seen,
+        "mem://items/7",
+        "alice's stream, third reload",
+        &warden,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(updated(&alice_legacy_seen), ["mem://items/7"]);
+    assert_eq!(updated(&alice_stream_seen), ["mem://items/7"]);
+    assert_eq!(updated(&bob_recorder), Vec::<String>::new());
+
+    // The healthy plugin keeps answering both principals.
+    for client in [&alice_stateless, &bob_stateless] {
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "slugify"), "{tools:?}");
+    }
+    let rss_after = support::status_kib(pid, "VmRSS");
+    eprintln!("RSS {rss_before} KiB before, {rss_after} KiB after three reloads");
+    assert!(
+        rss_after < rss_before + 128 * 1024,
+        "RSS grew from {rss_before} to {rss_after} KiB"
+    );
+    for client in [alice_legacy, alice_stateless, bob_legacy, bob_stateless] {
+        client.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn answers_that_depend_on_the_principal_are_cached_privately() {
+    let OAuthWarden { warden, alice, bob, .. } = start().await;
+    let alice_client = warden.client(Era::Stateless, Some(&alice)).await;
+    let bob_client = warden.client(Era::Stateless, Some(&bob)).await;
+
+    let alice_tools = alice_client.list_tools(None).await.unwrap();
+    let bob_tools = bob_client.list_tools(None).await.unwrap();
+    assert_ne!(
+        alice_tools.tools.len(),
+        bob_tools.tools.len(),
+        "the lists differ per principal"
+    );
+    for scope in [alice_tools.cache_scope, bob_tools.cache_scope] {
+        assert_eq!(scope, Some(CacheScope::Private));
+    }
+    let templates = alice_client.list_resource_templates(None).await.unwrap();
+    assert!(!templates.resource_templates.is_empty());
+    assert_eq!(templates.cache_scope, Some(CacheScope::Private));
+    let resources = bob_client.list_resources(None).await.unwrap();
+    assert_eq!(resources.cache_scope, Some(CacheScope::Private));
+    let prompts = bob_client.list_prompts(None).await.unwrap();
+    assert_eq!(prompts.cache_scope, Some(CacheScope::Private));
+    let read = alice_client
+        .read_resource(ReadResourceRequestParams::new("mem://items/7"))
+        .await
+        .unwrap();
+    assert_eq!(read.cache_scope, Some(CacheScope::Private));
+    alice_client.cancel().await.unwrap();
+    bob_client.cancel().await.unwrap();
+}
