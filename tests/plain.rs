@@ -1449,7 +1449,21 @@ async fn type_text_bombs_are_refused_by_warden_check_quickly_in_little_memory() 
                 assert!(report.contains(&format!("→ tool `{good}`")), "{stem}:\n{report}");
                 assert!(report.contains("1 function(s) served as tools, 1 skipped"), "{report}");
             }
-            None => assert!(!passed && report.contains("✗"), "{stem}:\n{report}"),
+            None => {
+                assert!(!passed && report.contains("✗"), "{stem}:\n{report}");
+                // `warden inspect` loads the same way, and says the same.
+                let inspected = support::warden()
+                    .arg("inspect")
+                    .arg(dir.path().join(format!("{stem}.wasm")))
+                    .output()
+                    .await
+                    .unwrap();
+                let shown = String::from_utf8_lossy(&inspected.stdout);
+                assert_eq!(inspected.status.code(), Some(2), "{shown}");
+                for needle in &expected {
+                    assert!(shown.contains(needle), "inspect {stem}: {needle:?} not in:\n{shown}");
+                }
+            }
         }
         assert!(peak < CHECK_PEAK_BOUND_MIB, "{stem}: peak RSS {peak} MiB");
         assert!(took < std::time::Duration::from_secs(60), "{stem}: {took:?}, a hang");
