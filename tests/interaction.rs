@@ -134,11 +134,21 @@ async fn an_elicitation_round_trips_through_the_client_and_its_state_cannot_be_f
     let (_, refused) = post(&other, "tools/call", retry, capabilities()).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
 
-    // Answers without a state answer nothing that was asked: dropped, the call starts
-    // over and the plugin asks again (SEP-2322 prefers that to an error).
-    let retry = call(json!({"inputResponses": {"user_name": {"action": "accept", "content": {"name": "Eve"}}}}));
+    // Answers without a state: the call starts over, and they count only as answers given
+    // ahead to what its first round asks. A wrong key answers nothing: the plugin asks
+    // again (SEP-2322 prefers that to an error).
+    let retry = call(json!({"inputResponses": {"wrong_key": {"action": "accept", "content": {"name": "Eve"}}}}));
     let (_, again) = post(&warden, "tools/call", retry, capabilities()).await;
     assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    // The key the first round asks, of the kind it asks: used; keys it did not ask: ignored.
+    let eve = json!({"action": "accept", "content": {"name": "Eve"}});
+    let retry = call(json!({"inputResponses": {"user_name": eve, "delete_all": {"action": "accept"}}}));
+    let (_, ahead) = post(&warden, "tools/call", retry, capabilities()).await;
+    assert_eq!(text(&ahead), "Hello, Eve!", "{ahead}");
+    // The asked key answered with another kind: refused.
+    let retry = call(json!({"inputResponses": {"user_name": {"roots": []}}}));
+    let (_, refused) = post(&warden, "tools/call", retry, capabilities()).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
 }
 
 #[tokio::test]
@@ -204,6 +214,12 @@ async fn what_the_operator_did_not_grant_or_the_client_cannot_do_is_never_asked(
         json!(["interaction.elicitation (request `user_name`)"]),
         "{record}"
     );
+    // An answer sent ahead for what the operator did not grant is never delivered.
+    let mut ahead = json!({"name": "test_input_required_result_elicitation", "arguments": {}});
+    ahead["inputResponses"] = json!({"user_name": {"action": "accept", "content": {"name": "Eve"}}});
+    let (_, answer) = post(&warden, "tools/call", ahead, capabilities()).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(!text(&answer).contains("Eve"), "{answer}");
 
     // Granted, but the client lacks sampling and nothing else can be asked: -32021, HTTP 400.
     let dir = served(Some(GRANTED));

@@ -14,7 +14,9 @@
 //! flat MCP form, its URL allowlisted — and those let through hold at most
 //! the output limit. Answers: accepted only for keys the round asked, each of
 //! the kind asked; the state is then used up (a second retry is refused); a
-//! refused retry leaves it unused.
+//! refused retry leaves it unused. The same answers without a state
+//! (`answered_ahead`) count only when they answer every key asked, and then
+//! exactly those keys.
 
 use std::collections::BTreeMap;
 
@@ -178,6 +180,16 @@ fn check_answers(text: &str, grant: &InteractionGrant) {
         used: &used,
         stateless: true,
     };
+    // Without a state, the answers count only for what a first round asks.
+    match answers::answered_ahead(&responses, &asked, grant) {
+        Ok(Some(early)) => {
+            let keys: Vec<&str> = early.iter().map(|a| a.key.as_str()).collect();
+            let expected: Vec<&str> = asked.keys().map(String::as_str).collect();
+            assert_eq!(keys, expected, "answers ahead for exactly what was asked");
+        }
+        Ok(None) => assert!(asked.keys().any(|key| !responses.contains_key(key))),
+        Err(error) => assert_eq!(error.code.0, -32602, "{}", error.message),
+    }
     let retry = || Retry {
         responses: Some(&responses),
         state: Some(&sealed),

@@ -273,6 +273,12 @@ where
         used: asker.used,
         stateless: matches!(asker.wire, Wire::Stateless),
     };
+    // Without a state, what a 2026 client sent can only answer ahead what the
+    // first round asks.
+    let mut ahead = match (&asker.wire, retry.state, retry.responses) {
+        (Wire::Stateless, None, Some(responses)) => Some(responses),
+        _ => None,
+    };
     let (mut round, mut input) = answers::resume(&resumption, retry)?;
     loop {
         let (reply, report) = run(input.take(), asks).await;
@@ -296,13 +302,31 @@ where
         let plan = plan(asker, asked.requests, denied)?;
         match &asker.wire {
             Wire::Stateless if !plan.to_ask.is_empty() => {
-                let asked_kinds = plan.to_ask.iter().map(|(key, (kind, _))| (key.clone(), *kind));
+                let asked_kinds: BTreeMap<String, Kind> = plan
+                    .to_ask
+                    .iter()
+                    .map(|(key, (kind, _))| (key.clone(), *kind))
+                    .collect();
+                let early = match ahead.take() {
+                    Some(responses) => answers::answered_ahead(responses, &asked_kinds, asker.grant)?,
+                    None => None,
+                };
+                if let Some(early) = early {
+                    let mut answers = refused_answers(plan.refused);
+                    answers.extend(early);
+                    input = Some(types::InputAnswers {
+                        answers,
+                        state: asked.state,
+                    });
+                    round += 1;
+                    continue;
+                }
                 let sealed = seal(
                     asker.codec,
                     binding,
                     round,
                     &asked.state,
-                    asked_kinds.collect(),
+                    asked_kinds,
                     plan.refused.iter().cloned().collect(),
                 )?;
                 let requests: InputRequests = plan
@@ -667,9 +691,27 @@ mod tests {
             responses: Some(&responses),
             state: None,
         };
-        // 2026-07-28: dropped; the call starts over at round 1 with no answers.
+        // 2026-07-28: the call starts over at round 1 with no answers; they count only
+        // as answers ahead to what that round asks, of the kind it asks.
         let (round, input) = answers::resume(&resumption(&codec, &binding, &grant, &used), without_state()).unwrap();
         assert_eq!((round, input.is_none()), (1, true));
+        let granted = granted_all();
+        let asked: BTreeMap<String, Kind> = [("confirm".to_string(), Kind::Elicit)].into();
+        let early = answers::answered_ahead(&responses, &asked, &granted).unwrap().unwrap();
+        assert_eq!(early.len(), 1);
+        assert!(matches!(early[0].answer, types::InputAnswer::Elicit(_)));
+        let other: BTreeMap<String, Kind> = [("name".to_string(), Kind::Elicit)].into();
+        assert!(
+            answers::answered_ahead(&responses, &other, &granted).unwrap().is_none(),
+            "unanswered: ask"
+        );
+        let sampled: BTreeMap<String, Kind> = [("confirm".to_string(), Kind::Sample)].into();
+        let error = answers::answered_ahead(&responses, &sampled, &granted).unwrap_err();
+        assert!(
+            error.message.contains("inputResponses.confirm: `role` must be"),
+            "{}",
+            error.message
+        );
         // 2025-11-25: not part of the protocol at all; refused.
         let session = answers::Resumption {
             stateless: false,

@@ -9,15 +9,19 @@
 //!   asked (an elicitation answer for an elicitation), a kind the operator
 //!   still grants; anything else is refused `-32602`, before any plugin runs;
 //! - `inputResponses` without any `requestState` answer nothing that was
-//!   asked: they are dropped and the call starts over (the plugin asks again,
-//!   as SEP-2322 prefers to an error); they never reach the plugin;
+//!   asked yet: the call starts over, and they count only as answers given
+//!   ahead to what its first round then asks (`answered_ahead`) — each under
+//!   a key that round asks, of the kind it asks, which the operator grants
+//!   and the client declared; when the round asks something they do not
+//!   answer, none is used and the client is asked as usual. Nothing else in
+//!   them reaches the plugin;
 //! - on the 2025-11-25 wire, where neither field exists (Warden asks over
 //!   the session instead), either is refused `-32602`.
 
 use std::collections::BTreeMap;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::RequestStateCodec;
+use rmcp::model::{InputResponses, RequestStateCodec};
 use serde_json::Value;
 
 use super::used_states::{Refused, UsedStates};
@@ -50,9 +54,7 @@ pub fn resume(resumption: &Resumption<'_>, retry: Retry<'_>) -> Result<(u32, Opt
         return Ok((1, None));
     }
     let Some(sealed) = retry.state else {
-        if retry.responses.is_some() {
-            tracing::debug!("inputResponses without a requestState: dropped, the call starts over");
-        }
+        // Answers given ahead are matched to what round 1 asks (`answered_ahead`).
         return Ok((1, None));
     };
     let carried: Carried = resumption
@@ -88,6 +90,33 @@ pub fn resume(resumption: &Resumption<'_>, retry: Retry<'_>) -> Result<(u32, Opt
         ),
     })?;
     Ok((carried.round + 1, Some(types::InputAnswers { answers, state })))
+}
+
+/// `inputResponses` sent without a `requestState`, against what the call's
+/// first round has just asked (`asked`: only requests the operator grants
+/// and the client declared): the answers when every asked key has one, each
+/// of the kind asked; `None` when something asked is unanswered (then none is
+/// used, and the client is asked). Keys not asked are ignored, as SEP-2322
+/// advises for a client that answers ahead; an asked key answered with
+/// another kind is refused `-32602`.
+pub fn answered_ahead(
+    responses: &InputResponses,
+    asked: &BTreeMap<String, Kind>,
+    grant: &InteractionGrant,
+) -> Result<Option<Vec<types::KeyedAnswer>>, McpError> {
+    let mut answers = Vec::new();
+    for key in asked.keys() {
+        let Some(value) = responses.get(key) else {
+            return Ok(None);
+        };
+        let answer = check_answer(asked, grant, key, value)
+            .map_err(|why| McpError::invalid_params(format!("inputResponses.{key}: {why}"), None))?;
+        answers.push(types::KeyedAnswer {
+            key: key.clone(),
+            answer,
+        });
+    }
+    Ok(Some(answers))
 }
 
 /// One answer, against what its round asked and what is granted now.
