@@ -228,3 +228,18 @@ fn check_answers(text: &str, grant: &InteractionGrant) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The committed seeds pass the check (what `fuzz/run.sh` starts from).
+    #[test]
+    fn the_seeds_pass() {
+        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/interaction");
+        let mut checked = 0;
+        for seed in std::fs::read_dir(seeds).unwrap() {
+            super::check(&std::fs::read(seed.unwrap().path()).unwrap());
+            checked += 1;
+        }
+        assert!(checked >= 4, "{checked} seeds");
+    }
+}
