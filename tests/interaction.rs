@@ -21,34 +21,9 @@ fn capabilities() -> Value {
     json!({"elicitation": {}, "sampling": {}, "roots": {}})
 }
 
-/// Posts one 2026-07-28 request; the HTTP status and the JSON-RPC message.
-async fn post(warden: &HttpWarden, method: &str, mut params: Value, capabilities: Value) -> (u16, Value) {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    });
-    let mut request = reqwest::Client::new()
-        .post(&warden.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    if let Some(name) = params["name"].as_str().or(params["uri"].as_str()) {
-        request = request.header("mcp-name", name);
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
-    let response = request.body(body).send().await.unwrap();
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    let message = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .chain(std::iter::once(text.as_str()))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find(|message| message["id"] == 1)
-        .unwrap_or_else(|| panic!("no answer in {text}"));
-    (status, message)
+/// Posts one 2026-07-28 request (no token); the HTTP status and the JSON-RPC message.
+async fn post(warden: &HttpWarden, method: &str, params: Value, capabilities: Value) -> (u16, Value) {
+    warden.post_2026(None, method, params, capabilities).await
 }
 
 fn served(manifest: Option<&str>) -> PluginDir {

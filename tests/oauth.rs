@@ -1,8 +1,11 @@
 //! OAuth mode against an authorization server this test serves on 127.0.0.1
 //! (metadata and a JWKS; tokens signed here with a test-only RSA key):
 //! subscriptions follow the access policy on both wires, when made and at
-//! every update, and answers that depend on the principal say
-//! `cacheScope: private`.
+//! every update, answers that depend on the principal say
+//! `cacheScope: private`, and the sealed `requestState` of an interactive
+//! call (the fixtures plugin `conformance-interactive`, granted
+//! `[interaction] elicit`) continues only the call of the principal it was
+//! issued to, once.
 
 mod support;
 
@@ -25,12 +28,16 @@ const SIGNING_KEY: &str = "MIIEowIBAAKCAQEAj3i1Huh76Zn1Z1AMoXIQLTHW+xTSvJmyLbUCv
 const MODULUS: &str = "j3i1Huh76Zn1Z1AMoXIQLTHW-xTSvJmyLbUCvn1v1IJUheeaIW8Wtj1mUKf3LXWQONh8yKGD54gngtUnpNVWZlXDA3smWGN9mOXdln0_OrlebZMgh4wv_2A-_3XAJBsRkw4cMe47oRsxYPzy0mDCZCSFrJTEQvkqhoUtYOYUKmbmTlQK7oF4zZOhX7ZQbcRJu1-8XEN8tlgu6v3fY_4_JHRlcE_2d4GmPnHnffqTNFyvmVPoM5_TtS3oeTGSAMnY2HVV1VVU2CMLgFVj-IcS9yaJW9leyIpmSd34cBjiyd2r1myn5zYXMgwPPCiln47P9Z3Qg5gKptbduiRSYht_Nw";
 const RESOURCE: &str = "https://warden.test/mcp";
 
-/// `bob` may use `text` only; `alice` also every resource of `full`, and
-/// `mem://items/7` by a rule of its own.
+/// `bob` may use `text` and `conformance-interactive` only; `alice` also
+/// every resource of `full`, and `mem://items/7` by a rule of its own.
 const POLICY: &str = r#"
 [[allow]]
 scope = "text"
 plugins = ["text"]
+
+[[allow]]
+scope = "interactive"
+plugins = ["conformance-interactive"]
 
 [[allow]]
 scope = "full"
@@ -46,6 +53,10 @@ const POLICY_WITHOUT_FULL: &str = r#"
 [[allow]]
 scope = "text"
 plugins = ["text"]
+
+[[allow]]
+scope = "interactive"
+plugins = ["conformance-interactive"]
 
 [[allow]]
 scope = "item7"
@@ -121,7 +132,8 @@ struct OAuthWarden {
 
 async fn start() -> OAuthWarden {
     let issuer = authorization_server().await;
-    let dir = PluginDir::with(&["full", "text"]);
+    let dir = PluginDir::with(&["full", "text", "conformance-interactive"]);
+    dir.write("conformance-interactive.toml", "[interaction]\nelicit = true\n");
     let policy_dir = tempfile::tempdir().unwrap();
     let policy = policy_dir.path().join("access.toml");
     std::fs::write(&policy, POLICY).unwrap();
@@ -140,8 +152,8 @@ async fn start() -> OAuthWarden {
     )
     .await;
     OAuthWarden {
-        alice: token(&issuer, "alice", "text full item7"),
-        bob: token(&issuer, "bob", "text"),
+        alice: token(&issuer, "alice", "text full item7 interactive"),
+        bob: token(&issuer, "bob", "text interactive"),
         warden,
         dir,
         policy_dir,
@@ -422,4 +434,120 @@ async fn answers_that_depend_on_the_principal_are_cached_privately() {
     assert_eq!(read.cache_scope, Some(CacheScope::Private));
     alice_client.cancel().await.unwrap();
     bob_client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_request_state_continues_only_the_call_of_the_principal_it_was_issued_to_and_only_once() {
+    let OAuthWarden {
+        warden,
+        policy_dir,
+        alice,
+        bob,
+        ..
+    } = start().await;
+    let elicitation = json!({"elicitation": {}});
+    let call = json!({"name": "test_input_required_result_elicitation", "arguments": {}});
+    let retry = |state: &Value, name: &str| {
+        let mut retry = call.clone();
+        retry["inputResponses"] = json!({"user_name": {"action": "accept", "content": {"name": name}}});
+        retry["requestState"] = state.clone();
+        retry
+    };
+    let audit = || support::attacks::audit_lines(&policy_dir.path().join("audit.jsonl"));
+
+    // 1. alice's call asks for `user_name`, with a sealed state.
+    let (status, asked) = warden
+        .post_2026(Some(&alice), "tools/call", call.clone(), elicitation.clone())
+        .await;
+    assert_eq!(status, 200, "{asked}");
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    assert_eq!(
+        asked["result"]["inputRequests"]["user_name"]["method"], "elicitation/create",
+        "{asked}"
+    );
+    let state = asked["result"]["requestState"].clone();
+    assert!(state.as_str().is_some_and(|s| !s.is_empty()), "{asked}");
+
+    // 2. bob, granted the same plugin, retries with alice's state and a
+    // well-formed answer: refused before any sandbox exists.
+    let (_, stolen) = warden
+        .post_2026(Some(&bob), "tools/call", retry(&state, "Bob"), elicitation.clone())
+        .await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+    let message = stolen["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("requestState is not one this server issued for this caller, request and arguments"),
+        "{stolen}"
+    );
+    assert!(stolen.get("result").is_none(), "{stolen}");
+    // The plugin never ran for bob: his call is audited as rejected, with no
+    // timings (a call that reached a sandbox has them).
+    let records = audit();
+    let bobs: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["principal"] == "bob" && r["target"] == "test_input_required_result_elicitation")
+        .collect();
+    assert_eq!(bobs.len(), 1, "{records:?}");
+    assert_eq!(bobs[0]["outcome"], "rejected", "{:?}", bobs[0]);
+    assert!(bobs[0].get("timing").is_none(), "{:?}", bobs[0]);
+    assert!(
+        bobs[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not one this server issued for this caller"),
+        "{:?}",
+        bobs[0]
+    );
+
+    // 3. alice continues her own call: bob's attempt did not use the state up.
+    let (status, done) = warden
+        .post_2026(Some(&alice), "tools/call", retry(&state, "Alice"), elicitation.clone())
+        .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Alice!", "{done}");
+    assert_ne!(done["result"]["isError"], true, "{done}");
+
+    // 4. The same state again, from alice herself: used already.
+    let (_, replayed) = warden
+        .post_2026(Some(&alice), "tools/call", retry(&state, "Alice"), elicitation.clone())
+        .await;
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    assert!(
+        replayed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("requestState has been used already"),
+        "{replayed}"
+    );
+    assert!(replayed.get("result").is_none(), "{replayed}");
+
+    // 5. Healthy calls still work: bob's own round trip, and a plain tool.
+    let (_, asked) = warden
+        .post_2026(Some(&bob), "tools/call", call.clone(), elicitation.clone())
+        .await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let bobs_state = asked["result"]["requestState"].clone();
+    assert_ne!(bobs_state, state);
+    let (_, done) = warden
+        .post_2026(Some(&bob), "tools/call", retry(&bobs_state, "Bob"), elicitation.clone())
+        .await;
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Bob!", "{done}");
+    let (status, slug) = warden
+        .post_2026(
+            Some(&alice),
+            "tools/call",
+            json!({"name": "slugify", "arguments": {"text": "Still Here"}}),
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, 200, "{slug}");
+    assert_eq!(slug["result"]["content"][0]["text"], "still-here", "{slug}");
+
+    // The audit trail: alice's three calls (asked, done, replay refused).
+    let alices: Vec<String> = audit()
+        .iter()
+        .filter(|r| r["principal"] == "alice" && r["target"] == "test_input_required_result_elicitation")
+        .map(|r| r["outcome"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(alices, ["input-required", "ok", "rejected"]);
 }
