@@ -135,8 +135,10 @@ fn check_requests(text: &str, grant: &InteractionGrant) {
             }
             types::InputRequest::ElicitUrl(url) => {
                 assert_eq!(grant.check_url(&url.url), Ok(()));
+                // Schemes are case-insensitive (RFC 3986 §3.1): `Https://` is https.
+                let lower = url.url.get(..8).unwrap_or(&url.url).to_ascii_lowercase();
                 assert!(
-                    url.url.starts_with("https://") || url.url.starts_with("http://"),
+                    lower.starts_with("https://") || lower.starts_with("http://"),
                     "{}",
                     url.url
                 );
