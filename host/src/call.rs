@@ -10,19 +10,18 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::audit::Outcome;
-use crate::check::plugin_source;
 use crate::cli::CallArgs;
 use crate::loader::Loader;
 use crate::mcp::interaction::{self, Asker, Retry, Wire};
 use crate::mcp::tool_call;
+use crate::plugin_at::{UNUSABLE, plugin_source};
 use crate::runtime::{Asks, CallContext, Runtime};
 use crate::serve::open_cache;
 use rmcp::model::CallToolResponse;
 
-/// Exit codes: 0 a result, 1 an `isError` result, 2 nothing ran (the plugin
-/// cannot be loaded, no such tool, or malformed arguments).
+/// Exit codes: 0 a result, 1 an `isError` result, 2 nothing ran
+/// ([`UNUSABLE`]).
 pub const TOOL_ERROR: u8 = 1;
-pub const UNUSABLE: u8 = 2;
 
 pub async fn run(args: &CallArgs) -> Result<ExitCode> {
     let arguments = match parse_arguments(args.arguments.as_deref()) {

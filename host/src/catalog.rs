@@ -11,7 +11,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::broadcast;
 
 use crate::declarations::{PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
-use crate::loader::LoadError;
+use crate::load_error::LoadError;
 use crate::plugin::Plugin;
 use crate::uri_overlap;
 

@@ -5,16 +5,17 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use rmcp::model::ToolAnnotations;
 
 use crate::annotations::{self, Reach};
 use crate::catalog::Catalog;
 use crate::grants::Grants;
-use crate::loader::{self, LoadError, Loader, PluginSource};
+use crate::loader::{LoadError, Loader};
 use crate::manifest::{Limits, format_size};
 use crate::plain::PlainExports;
 use crate::plugin::Plugin;
+use crate::plugin_at::plugin_source;
 use crate::runtime::Runtime;
 use serde_json::Value;
 
@@ -63,42 +64,7 @@ pub async fn run(target: &Path) -> Result<bool> {
     Ok(errors.is_empty())
 }
 
-/// The plugin at `target` (a `.wasm` file or a folder plugin), found as
-/// serving its folder would find it, and that folder (where its mounts are
-/// checked against).
-pub fn plugin_source(target: &Path) -> Result<(PluginSource, std::path::PathBuf)> {
-    let target = target
-        .canonicalize()
-        .with_context(|| format!("cannot find {}", target.display()))?;
-    let root = target.parent().unwrap_or(Path::new("/")).to_path_buf();
-    Ok((single_source(&target)?, root))
-}
-
-/// The plugin at `target` (a canonical path).
-fn single_source(target: &Path) -> Result<PluginSource> {
-    let folder_plugin = target.is_dir();
-    let dir = target.parent().unwrap_or(Path::new("/"));
-    let found = loader::discover_all(dir)?;
-    let wanted = |s: &PluginSource| {
-        if folder_plugin {
-            s.folder.as_deref() == Some(target)
-        } else {
-            s.component == target
-        }
-    };
-    match found.sources.into_iter().find(wanted) {
-        Some(source) => Ok(source),
-        None => match found.errors.into_iter().find(|e| e.path == target) {
-            Some(error) => Err(error.error),
-            None => bail!(
-                "{} is not a plugin: give a `.wasm` component or a folder with plugin.toml",
-                target.display()
-            ),
-        },
-    }
-}
-
-fn describe(out: &mut String, plugin: &Plugin) {
+pub fn describe(out: &mut String, plugin: &Plugin) {
     let policy = &plugin.prepared.policy;
     let names = |items: Vec<&str>| {
         if items.is_empty() {
@@ -286,112 +252,5 @@ fn interaction(grant: &crate::grants::InteractionGrant) -> String {
         "none".into()
     } else {
         format!("{}; max-rounds {}", asks.join(", "), grant.max_rounds)
-    }
-}
-
-/// `warden inspect`: what one component exports (the contract or plain
-/// functions) with every schema, and each interface it imports next to what
-/// its manifest grants for it. Exit 0, or 2 when it cannot be loaded.
-pub async fn inspect(target: &Path) -> Result<std::process::ExitCode> {
-    let (source, root) = plugin_source(target)?;
-    let loader = Loader::new(Runtime::new()?, None, &[root]);
-    let plugin = match loader.load(&source, &[]).await {
-        Ok(plugin) => plugin,
-        Err(error) => {
-            println!(
-                "✗ {}",
-                LoadError {
-                    path: source.component,
-                    error
-                }
-            );
-            return Ok(std::process::ExitCode::from(crate::call::UNUSABLE));
-        }
-    };
-    let mut out = String::new();
-    describe(&mut out, &plugin);
-    out.pop();
-    if plugin.plain.is_none() {
-        for decl in &plugin.tools {
-            let _ = writeln!(out, "  schemas of `{}`", decl.tool.name);
-            let _ = writeln!(
-                out,
-                "    input        {}",
-                Value::Object((*decl.tool.input_schema).clone())
-            );
-            if let Some(output) = &decl.tool.output_schema {
-                let _ = writeln!(out, "    output       {}", Value::Object((**output).clone()));
-            }
-        }
-    }
-    let _ = writeln!(
-        out,
-        "  imports (what the component asks for → what the manifest grants)"
-    );
-    let engine = plugin.component.engine();
-    let grants = &plugin.prepared.policy.grants;
-    for (name, _) in plugin.component.component_type().imports(engine) {
-        let _ = writeln!(out, "    {name:<44} → {}", granted_for(name, grants));
-    }
-    print!("{out}");
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
-/// What the manifest grants for an imported interface, in words.
-fn granted_for(interface: &str, grants: &Grants) -> String {
-    let package = interface.split('@').next().unwrap_or(interface);
-    let none = |what: &str| format!("nothing: {what}");
-    let listed = |items: Vec<String>, what: &str| {
-        if items.is_empty() { none(what) } else { items.join(", ") }
-    };
-    match package {
-        "wasi:filesystem/preopens" | "wasi:filesystem/types" => listed(
-            grants
-                .mounts
-                .iter()
-                .map(|m| format!("{} ({})", m.guest, m.access.as_str()))
-                .collect(),
-            "it sees no files ([filesystem])",
-        ),
-        "wasi:http/outgoing-handler" | "wasi:http/types" => listed(
-            grants.http.rules.iter().map(|r| r.to_string()).collect(),
-            "every HTTP request is refused ([network] allow)",
-        ),
-        "wasi:sockets/tcp" | "wasi:sockets/tcp-create-socket" => listed(
-            grants.sockets.tcp.iter().map(|a| format!("tcp {a}")).collect(),
-            "no TCP socket can be created ([network] tcp)",
-        ),
-        "wasi:sockets/udp" | "wasi:sockets/udp-create-socket" => listed(
-            grants.sockets.udp.iter().map(|a| format!("udp {a}")).collect(),
-            "no UDP socket can be created ([network] udp)",
-        ),
-        "wasi:sockets/ip-name-lookup" => {
-            if grants.sockets.dns {
-                "name lookups".into()
-            } else {
-                none("lookups are refused ([network] dns)")
-            }
-        }
-        "wasi:cli/environment" => listed(
-            grants.env.iter().map(|(name, _)| name.clone()).collect(),
-            "no variables, no arguments ([environment])",
-        ),
-        "wasi:config/store" => listed(
-            grants.config.iter().map(|(key, _)| key.clone()).collect(),
-            "an empty store ([config])",
-        ),
-        "wasi:cli/stdin" => "a closed stdin".into(),
-        "wasi:cli/stdout" | "wasi:cli/stderr" => "captured into Warden's log ([limits] log-output)".into(),
-        "wasi:random/random" | "wasi:random/insecure" | "wasi:random/insecure-seed" => {
-            "random bytes (no capability needed)".into()
-        }
-        other if other.starts_with("wasi:clocks/") => "the time (no capability needed)".into(),
-        other if other.starts_with("wasi:io/") => "streams and polling (no capability needed)".into(),
-        other if other.starts_with("wasi:cli/") => "terminal and exit interfaces (no capability needed)".into(),
-        other if other.starts_with("wasi:sockets/") => "socket types (each use needs [network] tcp or udp)".into(),
-        other if other.starts_with("warden:plugin/") => {
-            "the warden:plugin contract (types; host: log, progress, cancelled)".into()
-        }
-        _ => "—".into(),
     }
 }

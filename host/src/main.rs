@@ -30,11 +30,15 @@ fn main() -> ExitCode {
             Command::Check(args) => warden::check::run(args.plugin.as_deref().unwrap_or(&args.plugins))
                 .await
                 .map(done),
-            Command::EmbedDocs(args) => warden::plain::docs::run(&args).map(|()| ExitCode::SUCCESS),
+            Command::EmbedDocs(args) => warden::embed_docs::run(&args).map(|()| ExitCode::SUCCESS),
             Command::Call(args) => warden::call::run(&args).await,
-            Command::Inspect(args) => warden::check::inspect(&args.plugin).await,
-            Command::New(args) => warden::project::scaffold::run(&args).map(|()| ExitCode::SUCCESS),
-            Command::Build(args) => warden::project::run_build(&args).await.map(|()| ExitCode::SUCCESS),
+            Command::Inspect(args) => warden::inspect::run(&args.plugin).await,
+            Command::New(args) => {
+                warden::project::scaffold::run(&args.name, args.lang, args.dir.as_deref()).map(|()| ExitCode::SUCCESS)
+            }
+            Command::Build(args) => warden::project::run_build(&args.path, args.target_dir)
+                .await
+                .map(|()| ExitCode::SUCCESS),
         }
     });
     let code = result.unwrap_or_else(|error| {

@@ -5,19 +5,16 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use regex_automata::dfa::{Automaton, dense};
+use regex_automata::Anchored;
+use regex_automata::dfa::Automaton;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
-use regex_automata::{Anchored, util::syntax};
 
 use std::sync::Arc;
 
 use crate::plugin::Plugin;
 use crate::uri_template::UriTemplate;
 
-/// Heap one template's DFA may take; templates are at most
-/// `declaration_limits::MAX_TEMPLATE_BYTES` long and their DFAs are small.
-const DFA_SIZE_LIMIT: usize = 4 << 20;
 /// Pairs of states explored before giving up.
 const MAX_PRODUCT_STATES: usize = 200_000;
 
@@ -29,20 +26,6 @@ pub enum Overlap {
     Common(String),
     /// Could not be decided within the bounds above: treated as overlapping.
     Undecided(String),
-}
-
-/// The DFA matching exactly the URIs `template` matches.
-pub fn dfa(template: &UriTemplate) -> Result<dense::DFA<Vec<u32>>, String> {
-    dense::Builder::new()
-        .configure(
-            dense::Config::new()
-                .start_kind(regex_automata::dfa::StartKind::Anchored)
-                .dfa_size_limit(Some(DFA_SIZE_LIMIT))
-                .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
-        )
-        .syntax(syntax::Config::new())
-        .build(template.pattern())
-        .map_err(|e| format!("cannot build an automaton for {:?}: {e}", template.as_str()))
 }
 
 /// A pair of states of the two DFAs.

@@ -90,12 +90,9 @@ impl UriTemplate {
         self.text.split('{').next().unwrap_or_default()
     }
 
-    /// The template's DFA (see `uri_overlap`), built once.
+    /// The template's DFA (`uri_overlap` compares two), built once.
     pub fn dfa(&self) -> Result<&DFA<Vec<u32>>, String> {
-        self.dfa
-            .get_or_init(|| crate::uri_overlap::dfa(self))
-            .as_ref()
-            .map_err(Clone::clone)
+        self.dfa.get_or_init(|| build_dfa(self)).as_ref().map_err(Clone::clone)
     }
 
     pub fn as_str(&self) -> &str {
@@ -198,6 +195,23 @@ fn expression(body: &str, pattern: &mut String, captures: &mut Vec<Capture>) -> 
         }
     }
     Ok(())
+}
+
+/// Heap one template's DFA may take; templates are at most
+/// `declaration_limits::MAX_TEMPLATE_BYTES` long and their DFAs are small.
+const DFA_SIZE_LIMIT: usize = 4 << 20;
+/// The DFA matching exactly the URIs `template` matches.
+fn build_dfa(template: &UriTemplate) -> Result<DFA<Vec<u32>>, String> {
+    regex_automata::dfa::dense::Builder::new()
+        .configure(
+            regex_automata::dfa::dense::Config::new()
+                .start_kind(regex_automata::dfa::StartKind::Anchored)
+                .dfa_size_limit(Some(DFA_SIZE_LIMIT))
+                .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
+        )
+        .syntax(regex_automata::util::syntax::Config::new())
+        .build(template.pattern())
+        .map_err(|e| format!("cannot build an automaton for {:?}: {e}", template.as_str()))
 }
 
 #[cfg(test)]

@@ -91,9 +91,6 @@ impl std::fmt::Debug for OAuth {
     }
 }
 
-/// How far clocks may differ: `exp` and `nbf` are checked this loosely.
-pub const LEEWAY_SECS: u64 = 30;
-
 /// The longest token looked at; real ones are a few kilobytes.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
@@ -118,7 +115,7 @@ impl OAuth {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.validate_exp = true;
         validation.validate_nbf = true;
-        validation.leeway = LEEWAY_SECS;
+        validation.leeway = crate::principal::LEEWAY_SECS;
         tracing::info!(
             issuer = settings.issuer,
             resource = settings.resource,

@@ -32,10 +32,10 @@ use super::tool_call;
 use super::trace_context::TraceParent;
 use crate::access::{self, Target};
 use crate::audit::{self, AuditLog, Kind, Outcome};
-use crate::auth::Principal;
 use crate::catalog::CatalogHandle;
 use crate::metrics::{self, CallFacts};
 use crate::plugin::{CompletionRef, Plugin};
+use crate::principal::Principal;
 use crate::runtime::contract::types;
 use crate::runtime::{CallContext, CallFailure, CallReport, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
 

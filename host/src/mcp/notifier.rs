@@ -21,8 +21,8 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use super::session::Session;
 use super::subscription_limits::SubscriptionLimits;
 use crate::access;
-use crate::auth::Principal;
 use crate::catalog::{CatalogHandle, ListChanges, Swap};
+use crate::principal::Principal;
 
 pub struct Notifier {
     supported: ListChanges,

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use super::logging::Level;
-use crate::auth::Principal;
+use crate::principal::Principal;
 
 /// Who subscribed (in OAuth mode): each update is checked against what the
 /// policy grants them when it is sent.

@@ -234,21 +234,6 @@ fn documented(docs: &wit_parser::Docs) -> Option<&str> {
     (!text.is_empty()).then_some(text)
 }
 
-/// `warden embed-docs`: writes the documented component, replacing the file
-/// only once the new one is complete.
-pub fn run(args: &crate::cli::EmbedDocsArgs) -> Result<()> {
-    let bytes = std::fs::read(&args.component).with_context(|| format!("cannot read {}", args.component.display()))?;
-    let documented = embed(&bytes, &args.wit, args.world.as_deref())
-        .with_context(|| format!("cannot document {}", args.component.display()))?;
-    let output = args.output.as_ref().unwrap_or(&args.component);
-    let partial = output.with_extension("wasm.partial");
-    std::fs::write(&partial, &documented).with_context(|| format!("cannot write {}", partial.display()))?;
-    std::fs::rename(&partial, output).with_context(|| format!("cannot write {}", output.display()))?;
-    let documented = Docs::read(&documented).documented();
-    eprintln!("{}: {documented} function(s) documented", output.display());
-    Ok(())
-}
-
 /// Returns `component` with a `package-docs` section carrying the doc
 /// comments of the WIT in `wit_dir` (the folder it was built from, world
 /// `world` or the only one) for what the component exports.

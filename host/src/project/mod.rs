@@ -15,7 +15,6 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use notify::RecursiveMode;
 
-use crate::cli::BuildArgs;
 use crate::watcher;
 
 /// Where `warden build` leaves what an operator deploys: `NAME.wasm` and,
@@ -206,18 +205,16 @@ fn plugin_name(name: &str) -> String {
         .collect()
 }
 
-/// `warden build [PATH]`.
-pub async fn run_build(args: &BuildArgs) -> Result<()> {
-    let project = Project::open(&args.path)?;
+/// `warden build [PATH]`, with cargo's target folder `target_dir` if given.
+pub async fn run_build(path: &Path, target_dir: Option<PathBuf>) -> Result<()> {
+    let project = Project::open(path)?;
     let started = Instant::now();
     eprintln!(
         "warden build: building {} ({})…",
         project.name,
         project.language.label()
     );
-    let options = BuildOptions {
-        target_dir: args.target_dir.clone(),
-    };
+    let options = BuildOptions { target_dir };
     let component = project.build(&options).await?;
     let output = project.output_dir();
     std::fs::create_dir_all(&output).with_context(|| format!("creating {}", output.display()))?;

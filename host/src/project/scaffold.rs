@@ -3,23 +3,23 @@
 //! `vendor/` folder (see `vendored.rs`); the template is a working plugin
 //! with one tool, `hello`, a unit test, a manifest and a README.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
 use super::{Language, vendored};
-use crate::cli::NewArgs;
 
-/// `warden new`: creates `DIR/NAME` and prints what to run next.
-pub fn run(args: &NewArgs) -> Result<()> {
-    check_name(&args.name)?;
-    let project = args.dir.clone().unwrap_or_else(|| PathBuf::from(".")).join(&args.name);
-    create(&project, &args.name, args.lang)?;
+/// `warden new`: creates `DIR/NAME` (`./NAME` without a `dir`) and prints
+/// what to run next.
+pub fn run(name: &str, lang: Language, dir: Option<&Path>) -> Result<()> {
+    check_name(name)?;
+    let project = dir.unwrap_or(Path::new(".")).join(name);
+    create(&project, name, lang)?;
     let shown = project.display();
-    println!("created {shown}: a {} plugin with one tool, `hello`", args.lang.label());
+    println!("created {shown}: a {} plugin with one tool, `hello`", lang.label());
     println!();
     println!("  cd {shown}");
-    for line in next_steps(args.lang, &args.name) {
+    for line in next_steps(lang, name) {
         println!("  {line}");
     }
     println!();

@@ -10,9 +10,9 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::auth::Principal;
 use crate::auth::oauth::OAuth;
 use crate::auth::resource_metadata::ResourceMetadata;
+use crate::principal::Principal;
 
 pub enum Authentication {
     Open,

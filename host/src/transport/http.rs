@@ -355,7 +355,11 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
 
 /// OAuth mode: reads a POST's body (within the body cap) to refuse, with
 /// `403`, a call outside the principal's grant; the body is handed on.
-async fn check_scope(gate: &Gate, principal: &crate::auth::Principal, request: Request) -> Result<Request, Response> {
+async fn check_scope(
+    gate: &Gate,
+    principal: &crate::principal::Principal,
+    request: Request,
+) -> Result<Request, Response> {
     let Some(oauth) = gate.authentication.oauth() else {
         return Ok(request);
     };

@@ -15,12 +15,12 @@ use serde_json::{Map, Value};
 
 use crate::access::{self, Policy, Target};
 use crate::audit::{self, Kind, Outcome};
-use crate::auth::Principal;
 use crate::auth::resource_metadata::ResourceMetadata;
 use crate::catalog::Catalog;
 use crate::mcp::Shared;
 use crate::mcp::trace_context::TraceParent;
 use crate::metrics::{self, CallFacts};
+use crate::principal::Principal;
 
 /// A JSON-RPC request as the HTTP layer reads it: its method and params,
 /// and the rest (`jsonrpc`, `id`) kept to encode it again.

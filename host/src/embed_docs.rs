@@ -1,0 +1,22 @@
+//! `warden embed-docs COMPONENT --wit DIR`: a plain component's WIT doc
+//! comments written into it, so the tools it serves are described.
+
+use anyhow::{Context, Result};
+
+use crate::cli::EmbedDocsArgs;
+use crate::plain::docs::{self, Docs};
+
+/// `warden embed-docs`: writes the documented component, replacing the file
+/// only once the new one is complete.
+pub fn run(args: &EmbedDocsArgs) -> Result<()> {
+    let bytes = std::fs::read(&args.component).with_context(|| format!("cannot read {}", args.component.display()))?;
+    let documented = docs::embed(&bytes, &args.wit, args.world.as_deref())
+        .with_context(|| format!("cannot document {}", args.component.display()))?;
+    let output = args.output.as_ref().unwrap_or(&args.component);
+    let partial = output.with_extension("wasm.partial");
+    std::fs::write(&partial, &documented).with_context(|| format!("cannot write {}", partial.display()))?;
+    std::fs::rename(&partial, output).with_context(|| format!("cannot write {}", output.display()))?;
+    let documented = Docs::read(&documented).documented();
+    eprintln!("{}: {documented} function(s) documented", output.display());
+    Ok(())
+}
