@@ -6,7 +6,7 @@
 
 use anyhow::{Result, bail};
 
-use crate::plugin::Declared;
+use crate::declarations::Declared;
 
 pub const MAX_TOOLS: usize = 1_000;
 pub const MAX_PROMPTS: usize = 1_000;

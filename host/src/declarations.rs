@@ -16,6 +16,15 @@ use crate::schema_budget::{self, SchemaCost};
 use crate::schema_validation::CompiledSchema;
 use crate::uri_template::UriTemplate;
 
+/// Everything a plugin declares at load, as it answered.
+#[derive(Default)]
+pub struct Declared {
+    pub tools: Vec<types::Tool>,
+    pub resources: Vec<types::ResourceInfo>,
+    pub templates: Vec<types::ResourceTemplate>,
+    pub prompts: Vec<types::Prompt>,
+}
+
 /// A tool as Warden serves it: the MCP declaration plus compiled validators,
 /// so a call never re-parses a schema.
 pub struct ToolDecl {

@@ -13,12 +13,13 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use crate::cache::{CodeCache, CodeOrigin};
+use crate::declarations::Declared;
 use crate::grants::{ProtectedFolders, check_mount_layout};
 use crate::manifest::Manifest;
 use crate::naming;
 use crate::pinned::canonical_as_far_as_exists;
 use crate::plain::{self, PlainExports, Skipped};
-use crate::plugin::{Declared, Exports, Plugin};
+use crate::plugin::{Exports, Plugin};
 use crate::runtime::contract;
 use crate::runtime::mounts::PinnedMounts;
 use crate::runtime::{self, CallContext, Policy, Prepared, Runtime};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use wasmtime::component::Component;
 
 use crate::cache::CodeOrigin;
-use crate::declarations::{PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
+use crate::declarations::{Declared, PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::plain::{self, PlainExports};
 use crate::runtime::contract::{types, v0_1_0 as v1, v0_2_0 as v2};
 use crate::runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
@@ -98,15 +98,6 @@ pub struct Plugin {
     pub resources: Vec<ResourceDecl>,
     pub templates: Vec<TemplateDecl>,
     pub prompts: Vec<PromptDecl>,
-}
-
-/// Everything a plugin declares at load, as it answered.
-#[derive(Default)]
-pub struct Declared {
-    pub tools: Vec<types::Tool>,
-    pub resources: Vec<types::ResourceInfo>,
-    pub templates: Vec<types::ResourceTemplate>,
-    pub prompts: Vec<types::Prompt>,
 }
 
 /// The file name of a plugin's manifest (which may not exist yet), as
