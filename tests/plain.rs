@@ -878,12 +878,12 @@ async fn plain_docs_tools_are_named_by_interface_and_described_by_signature_with
 #[tokio::test]
 async fn embedded_package_docs_become_the_descriptions() {
     // The same component with the doc comments of the WIT it was built from in a
-    // `package-docs` custom section (written by `warden::plain::docs::embed`), the form in
+    // `package-docs` custom section (written by `warden_plugins::plain::docs::embed`), the form in
     // which the Bytecode Alliance tools keep WIT docs in a binary. It documents the
     // component's own package: world-level functions and interfaces defined inline.
     let component = std::fs::read(support::guest("plain-docs")).unwrap();
     let wit = xtask::repo_root().join("tests/plugins/plain-docs/wit");
-    let documented = warden::plain::docs::embed(&component, &wit, None).unwrap();
+    let documented = warden_plugins::plain::docs::embed(&component, &wit, None).unwrap();
     let dir = PluginDir::new();
     dir.write("plain-docs.wasm", documented);
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;

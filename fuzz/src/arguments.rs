@@ -7,8 +7,8 @@
 //! own yes/no answer: no violations exactly when the instance is valid.
 
 use serde_json::Value;
-use warden::declarations;
-use warden::runtime::contract::types::Tool;
+use warden_plugins::declarations;
+use warden_runtime::contract::types::Tool;
 
 pub fn check(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {

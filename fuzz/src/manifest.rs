@@ -13,7 +13,7 @@
 use std::net::SocketAddr;
 use std::path::{Component, Path};
 
-use warden::manifest::{Manifest, format_size, parse_size};
+use warden_runtime::manifest::{Manifest, format_size, parse_size};
 
 pub fn check(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -41,7 +41,7 @@ pub fn check(data: &[u8]) {
         );
     }
     if let Some(name) = &manifest.name {
-        warden::naming::check_plugin_name(name).expect("an accepted plugin name is valid");
+        warden_runtime::naming::check_plugin_name(name).expect("an accepted plugin name is valid");
     }
     let grants = &manifest.grants;
     for (i, mount) in grants.mounts.iter().enumerate() {

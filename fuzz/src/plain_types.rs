@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 
 use arbitrary::{Result, Unstructured};
 use serde_json::Value;
-use warden::plain::budget::LoadBudget;
-use warden::schema_budget::{MAX_SCHEMA_BYTES, MAX_SCHEMA_NODES};
+use warden_plugins::plain::budget::LoadBudget;
+use warden_plugins::schema_budget::{MAX_SCHEMA_BYTES, MAX_SCHEMA_NODES};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 use xtask::component::{Func, Named, Spec, Ty};
@@ -32,7 +32,7 @@ pub fn check(data: &[u8]) {
         return;
     };
     let budget = LoadBudget::for_component(bytes.len()).max_bytes();
-    let found = match warden::plain::discover(&component, engine, &bytes) {
+    let found = match warden_plugins::plain::discover(&component, engine, &bytes) {
         Ok(found) => found,
         Err(error) => {
             let message = format!("{error:#}");

@@ -22,7 +22,7 @@ use rmcp::service::RxJsonRpcMessage;
 use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use warden::transport::stdio::{MAX_LINE_BYTES, StdioTransport};
+use warden_transport::stdio::{MAX_LINE_BYTES, StdioTransport};
 
 /// Line limits to try: small ones reach the over-long-line path with small inputs.
 const LINE_LIMITS: [usize; 4] = [16, 100, 1000, MAX_LINE_BYTES];

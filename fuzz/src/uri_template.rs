@@ -6,7 +6,7 @@
 //! alphanumeric values), since that is the URI a client reads back after
 //! listing the template.
 
-use warden::uri_template::UriTemplate;
+use warden_plugins::uri_template::UriTemplate;
 
 pub fn check(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {

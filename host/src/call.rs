@@ -9,15 +9,15 @@ use std::time::Instant;
 use anyhow::Result;
 use serde_json::Value;
 
-use crate::audit::Outcome;
 use crate::cli::CallArgs;
-use crate::loader::Loader;
-use crate::mcp::interaction::{self, Asker, Retry, Wire};
-use crate::mcp::tool_call;
 use crate::plugin_at::{UNUSABLE, plugin_source};
-use crate::runtime::{Asks, CallContext, Runtime};
 use crate::serve::open_cache;
 use rmcp::model::CallToolResponse;
+use warden_mcp::interaction::{self, Asker, Retry, Wire};
+use warden_mcp::tool_call;
+use warden_plugins::loader::Loader;
+use warden_runtime::audit::Outcome;
+use warden_runtime::{Asks, CallContext, Runtime};
 
 /// Exit codes: 0 a result, 1 an `isError` result, 2 nothing ran
 /// ([`UNUSABLE`]).

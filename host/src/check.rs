@@ -8,16 +8,16 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use rmcp::model::ToolAnnotations;
 
-use crate::annotations::{self, Reach};
-use crate::catalog::Catalog;
-use crate::grants::Grants;
-use crate::loader::{LoadError, Loader};
-use crate::manifest::{Limits, format_size};
-use crate::plain::PlainExports;
-use crate::plugin::Plugin;
 use crate::plugin_at::plugin_source;
-use crate::runtime::Runtime;
 use serde_json::Value;
+use warden_plugins::annotations::{self, Reach};
+use warden_plugins::catalog::Catalog;
+use warden_plugins::loader::{LoadError, Loader};
+use warden_plugins::plain::PlainExports;
+use warden_plugins::plugin::Plugin;
+use warden_runtime::Runtime;
+use warden_runtime::grants::Grants;
+use warden_runtime::manifest::{Limits, format_size};
 
 /// Checks a plugins folder, or one plugin (a `.wasm` file or a folder
 /// plugin). Prints a report; returns whether everything is valid.
@@ -237,7 +237,7 @@ fn grants(grants: &Grants) -> Vec<(&'static str, String)> {
 }
 
 /// What the plugin may ask of the client, with the caps that apply.
-fn interaction(grant: &crate::grants::InteractionGrant) -> String {
+fn interaction(grant: &warden_runtime::grants::InteractionGrant) -> String {
     let asks: Vec<String> = [
         grant.elicit.then(|| "elicitation".to_string()),
         grant

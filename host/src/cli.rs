@@ -191,7 +191,7 @@ pub struct ServeArgs {
     pub access: Option<PathBuf>,
 
     /// HTTP, OAuth mode: the signature algorithms accepted (comma-separated).
-    #[arg(long, value_name = "LIST", default_value = crate::auth::oauth::DEFAULT_ALGORITHMS, requires = "oauth_issuer")]
+    #[arg(long, value_name = "LIST", default_value = warden_transport::auth::oauth::DEFAULT_ALGORITHMS, requires = "oauth_issuer")]
     pub oauth_algorithms: String,
 
     /// HTTP: allow listening on a non-loopback address without a token. Only for
@@ -280,7 +280,7 @@ pub struct ServeArgs {
     /// HTTP: this replica's name (a-z, 0-9, '-'; up to 32). Every 2025-11-25
     /// session id it makes starts with `NAME.`, so a proxy can send a session
     /// to the replica that holds it (README: "Replicas behind nginx").
-    #[arg(long, value_name = "NAME", requires = "http", value_parser = crate::transport::replica::parse_replica_id)]
+    #[arg(long, value_name = "NAME", requires = "http", value_parser = warden_transport::replica::parse_replica_id)]
     pub replica_id: Option<String>,
 }
 
@@ -324,11 +324,11 @@ pub struct DevArgs {
 }
 
 fn parse_size(text: &str) -> Result<u64, String> {
-    crate::manifest::parse_size(text).map_err(|e| format!("{e:#}"))
+    warden_runtime::manifest::parse_size(text).map_err(|e| format!("{e:#}"))
 }
 
 fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    crate::manifest::parse_duration(text).map_err(|e| format!("{e:#}"))
+    warden_runtime::manifest::parse_duration(text).map_err(|e| format!("{e:#}"))
 }
 
 impl Cli {

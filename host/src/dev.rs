@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use crate::cli::DevArgs;
 use crate::project::{self, BuildOptions, Project};
 use crate::serve::{Host, HostConfig};
-use crate::watcher::{self, Batch};
+use warden_plugins::watcher::{self, Batch};
 
 pub async fn run(args: DevArgs) -> Result<()> {
     let project = Project::open(&args.path)?;

@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 
 use crate::cli::EmbedDocsArgs;
-use crate::plain::docs::{self, Docs};
+use warden_plugins::plain::docs::{self, Docs};
 
 /// `warden embed-docs`: writes the documented component, replacing the file
 /// only once the new one is complete.

@@ -7,10 +7,10 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::check::describe;
-use crate::grants::Grants;
-use crate::loader::{LoadError, Loader};
 use crate::plugin_at::{UNUSABLE, plugin_source};
-use crate::runtime::Runtime;
+use warden_plugins::loader::{LoadError, Loader};
+use warden_runtime::Runtime;
+use warden_runtime::grants::Grants;
 
 /// `warden inspect`: what one component exports (the contract or plain
 /// functions) with every schema, and each interface it imports next to what

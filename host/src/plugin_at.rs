@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::loader::{self, PluginSource};
+use warden_plugins::loader::{self, PluginSource};
 
 /// Exit code of a command that could run nothing: the plugin cannot be
 /// loaded, it has no such tool, or the arguments are malformed.

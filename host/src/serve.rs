@@ -11,21 +11,21 @@ use notify::RecursiveMode;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 
-use crate::access::Policy;
-use crate::audit::AuditLog;
-use crate::auth::oauth::{self, OAuth, OAuthSettings};
-use crate::auth::policy_file;
-use crate::cache::{self, CodeCache};
-use crate::catalog::{CatalogHandle, ListChanges};
 use crate::cli::{CacheArgs, ServeArgs};
-use crate::loader::Loader;
-use crate::mcp::{InFlight, Notifier, Shared, SubscriptionLimits, WardenServer};
-use crate::reconciler::Reconciler;
-use crate::runtime::Runtime;
-use crate::transport::ConnectionLimits;
-use crate::transport::http::{self, HttpOptions};
-use crate::transport::stdio::StdioTransport;
-use crate::watcher::{self, Watcher};
+use warden_mcp::access::Policy;
+use warden_mcp::{InFlight, Notifier, Shared, SubscriptionLimits, WardenServer};
+use warden_plugins::catalog::{CatalogHandle, ListChanges};
+use warden_plugins::loader::Loader;
+use warden_plugins::reconciler::Reconciler;
+use warden_plugins::watcher::{self, Watcher};
+use warden_runtime::Runtime;
+use warden_runtime::audit::AuditLog;
+use warden_runtime::cache::{self, CodeCache};
+use warden_transport::ConnectionLimits;
+use warden_transport::auth::oauth::{self, OAuth, OAuthSettings};
+use warden_transport::auth::policy_file;
+use warden_transport::http::{self, HttpOptions};
+use warden_transport::stdio::StdioTransport;
 
 /// Everything that runs while serving: the shared state every connection
 /// uses, and (when watching) the watcher feeding the reconciler task.
@@ -107,8 +107,8 @@ impl Host {
             watcher
         });
         let state_codec = match &config.state_key {
-            Some(path) => crate::mcp::interaction::codec_with_key(crate::state_key::load(path)?)?,
-            None => crate::mcp::interaction::process_codec()?,
+            Some(path) => warden_mcp::interaction::codec_with_key(warden_mcp::state_key::load(path)?)?,
+            None => warden_mcp::interaction::process_codec()?,
         };
         Ok(Self {
             shared: Arc::new(Shared {
@@ -188,7 +188,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     }
     if let Some(addr) = args.metrics {
         // Before loading, so the first loads are counted.
-        crate::metrics::serve(addr).await?;
+        warden_runtime::metrics::serve(addr).await?;
     }
     let host = Host::start(HostConfig {
         roots: vec![args.plugins.clone()],

@@ -5,6 +5,7 @@
 //! `stage` into a temporary plugins folder.
 
 pub mod component;
+pub mod layers;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;

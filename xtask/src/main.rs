@@ -4,6 +4,8 @@
 //! `cargo xtask bench [--quick] [--only SECTIONS]`: build Warden, the native
 //! baseline and the benchmark plugins in release, then run the side-by-side
 //! benchmark and the soak.
+//! `cargo xtask layers`: check that the crates depend only downward, that no
+//! modules import each other and that no source file is over 600 lines.
 //!
 //! Only Warden itself writes to stdout: on the stdio transport, stdout is the protocol.
 
@@ -18,7 +20,8 @@ usage: cargo xtask plugins          build the example plugins into target/plugin
        cargo xtask run [ARGS...]    the same, then run `warden serve` on them with ARGS
        cargo xtask bench [--quick]  benchmark Warden against a native server (release builds)
        cargo xtask bench --only soak  only the soak (or any of stdio,http,memory,startup,breakdown,soak)
-       cargo xtask bench --debug    the same on debug builds: checks the benchmark works (figures meaningless)";
+       cargo xtask bench --debug    the same on debug builds: checks the benchmark works (figures meaningless)
+       cargo xtask layers           check the layering the README's Layout section states";
 
 fn main() -> ExitCode {
     match run() {
@@ -50,6 +53,21 @@ fn run() -> Result<ExitCode> {
         Some("bench") => {
             let extra: Vec<OsString> = args.skip_while(|a| a == "--").collect();
             bench(extra)
+        }
+        Some("layers") => {
+            let faults = xtask::layers::check(&repo_root())?;
+            for fault in &faults {
+                eprintln!("{fault}");
+            }
+            if faults.is_empty() {
+                eprintln!(
+                    "layers hold: {} depend only downward; no module cycle; no file over {} lines",
+                    xtask::layers::LAYERS.join(" → "),
+                    xtask::layers::MAX_LINES
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            Ok(ExitCode::FAILURE)
         }
         Some("help" | "-h" | "--help") => {
             eprintln!("{USAGE}");

@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use notify::RecursiveMode;
 
-use crate::watcher;
+use warden_plugins::watcher;
 
 /// Where `warden build` leaves what an operator deploys: `NAME.wasm` and,
 /// when the project has a `warden.toml`, `NAME.toml` beside it.
@@ -201,7 +201,7 @@ fn plugin_name(name: &str) -> String {
                 '_'
             }
         })
-        .take(crate::naming::MAX_NAME_LEN)
+        .take(warden_runtime::naming::MAX_NAME_LEN)
         .collect()
 }
 
@@ -406,6 +406,6 @@ mod tests {
     fn plugin_names_are_made_valid() {
         assert_eq!(plugin_name("hello-world_2"), "hello-world_2");
         assert_eq!(plugin_name("my.plugin"), "my_plugin");
-        assert_eq!(plugin_name(&"x".repeat(80)).len(), crate::naming::MAX_NAME_LEN);
+        assert_eq!(plugin_name(&"x".repeat(80)).len(), warden_runtime::naming::MAX_NAME_LEN);
     }
 }

@@ -30,7 +30,7 @@ pub fn run(name: &str, lang: Language, dir: Option<&Path>) -> Result<()> {
 /// Lower-case letters, digits, `-` and `_`, starting with a letter: valid
 /// as a plugin name, a crate, a Python project and an npm package alike.
 fn check_name(name: &str) -> Result<()> {
-    let valid = name.len() <= crate::naming::MAX_NAME_LEN
+    let valid = name.len() <= warden_runtime::naming::MAX_NAME_LEN
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()
@@ -39,7 +39,7 @@ fn check_name(name: &str) -> Result<()> {
         bail!(
             "{name:?} cannot name a plugin project: use 1 to {} lower-case letters, digits, `-` and `_`, \
              starting with a letter (e.g. `my-tools`)",
-            crate::naming::MAX_NAME_LEN
+            warden_runtime::naming::MAX_NAME_LEN
         );
     }
     Ok(())

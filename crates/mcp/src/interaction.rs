@@ -1,0 +1,901 @@
+//! Interaction (contract 0.2.0): a plugin's "I need input first", put to the
+//! client and answered, round after round, with a fresh sandbox each round.
+//!
+//! - 2025-11-25 (a session): Warden itself sends `elicitation/create`,
+//!   `sampling/createMessage` or `roots/list` to the client during the call,
+//!   waits (under the call's time limit and cancellation) and calls the plugin
+//!   again with the answers.
+//! - 2026-07-28 (stateless): Warden answers an `InputRequiredResult`; the
+//!   client retries with `inputResponses` and the `requestState`, which holds
+//!   the plugin's state and what was asked, sealed with an HMAC key (so it
+//!   cannot be forged or altered), bound to the plugin, the request and its
+//!   arguments, and expiring. Any Warden holding the same key continues the
+//!   call: nothing is kept in memory between rounds.
+//! - No client (`warden call`): every request is answered `refused`.
+//!
+//! The operator decides what a plugin may ask (`[interaction]`); a request it
+//! did not grant reaches the plugin as `refused` and is audited as a denial.
+//!
+//! - `request`: a round's requests, checked against the limits and spelled as
+//!   MCP, while the call still holds its concurrency slot;
+//! - `form_schema`: the flat forms MCP allows;
+//! - `answers`: a 2026 retry's answers, bound to what the round asked;
+//! - `used_states`: each `requestState` is accepted once.
+
+pub mod answers;
+pub mod form_schema;
+pub mod request;
+pub mod used_states;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+pub use request::{Prepared, RequestLimits, Round};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ClientCapabilities, ElicitationCapability, InputRequest, InputRequests, InputResponses, RequestStateCodec,
+    RootsCapabilities, SamplingCapability, SealOptions, ServerRequest,
+};
+use rmcp::service::{Peer, RoleServer};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+pub use used_states::UsedStates;
+
+use warden_plugins::plugin::Reply;
+use warden_runtime::contract::types;
+use warden_runtime::grants::InteractionGrant;
+use warden_runtime::{Asks, CallFailure, CallReport};
+
+/// How long a `requestState` stays valid: a user answering a form takes time.
+pub const STATE_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// The most state a plugin may carry between rounds.
+pub const MAX_PLUGIN_STATE: usize = 16 << 10;
+
+/// The most requests one round may ask.
+pub const MAX_REQUESTS: usize = 16;
+
+/// How the client is reached.
+pub enum Wire {
+    /// A 2025-11-25 session: ask now, over the session.
+    Session(Peer<RoleServer>),
+    /// The 2026-07-28 wire: answer `input_required`; the client retries.
+    Stateless,
+    /// No client at all.
+    Detached,
+}
+
+/// What one request may ask, and how.
+pub struct Asker<'a> {
+    pub wire: Wire,
+    /// What the client declared it supports.
+    pub client: Asks,
+    pub grant: &'a InteractionGrant,
+    pub codec: &'a RequestStateCodec,
+    /// The call's cancellation, and the time one question may wait.
+    pub cancel: CancellationToken,
+    pub timeout: Duration,
+    /// `[limits] output`: the most bytes of text and JSON one round may ask with.
+    pub output: u64,
+    /// The plugin's manifest file name, for refusals that name a fix.
+    pub manifest: String,
+    /// Who is asking, as far as Warden can tell: a sealed state is bound to
+    /// it (`caller_identity` in the handler).
+    pub caller: String,
+    /// The states this process accepted already.
+    pub used: &'a UsedStates,
+}
+
+/// What a plugin's input-required round became inside its call:
+/// checked requests, or why the round as a whole is refused.
+pub type Asked = Result<Round, String>;
+
+impl Asker<'_> {
+    /// Checks and converts the requests a plugin asked. Called inside the
+    /// plugin's call (see `Plugin::call_tool`), while it holds its slot.
+    pub fn prepare(&self, asked: types::InputRequired) -> Asked {
+        request::prepare(
+            asked,
+            &RequestLimits {
+                output: self.output,
+                grant: self.grant,
+                manifest: &self.manifest,
+            },
+        )
+    }
+}
+
+/// What the client declared, from its capabilities.
+pub fn client_asks(capabilities: Option<&ClientCapabilities>) -> Asks {
+    let Some(capabilities) = capabilities else {
+        return Asks::default();
+    };
+    // `elicitation: {}` (neither mode named) means form mode, as the spec says.
+    let (form, url) = match &capabilities.elicitation {
+        Some(ElicitationCapability {
+            form: None, url: None, ..
+        }) => (true, false),
+        Some(elicitation) => (elicitation.form.is_some(), elicitation.url.is_some()),
+        None => (false, false),
+    };
+    Asks {
+        elicit_form: form,
+        elicit_url: url,
+        sample: capabilities.sampling.is_some(),
+        sample_with_tools: capabilities.sampling.as_ref().is_some_and(|s| s.tools.is_some()),
+        list_roots: capabilities.roots.is_some(),
+    }
+}
+
+/// `a` and `b` both.
+pub fn both(a: Asks, b: Asks) -> Asks {
+    Asks {
+        elicit_form: a.elicit_form && b.elicit_form,
+        elicit_url: a.elicit_url && b.elicit_url,
+        sample: a.sample && b.sample,
+        sample_with_tools: a.sample_with_tools && b.sample_with_tools,
+        list_roots: a.list_roots && b.list_roots,
+    }
+}
+
+/// What the manifest grants.
+pub fn granted(grant: &InteractionGrant) -> Asks {
+    Asks {
+        elicit_form: grant.elicit,
+        elicit_url: grant.elicit,
+        sample: grant.sample,
+        sample_with_tools: grant.sample,
+        list_roots: grant.roots,
+    }
+}
+
+/// The kind of a request, as the sealed state remembers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Form-mode elicitation.
+    Elicit,
+    /// URL-mode elicitation: its answer has no content.
+    ElicitUrl,
+    Sample,
+    Roots,
+}
+
+impl Kind {
+    /// As refusals name it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Elicit | Kind::ElicitUrl => "elicitation",
+            Kind::Sample => "sampling",
+            Kind::Roots => "roots",
+        }
+    }
+}
+
+/// What the host carries between rounds on the 2026 wire (sealed).
+#[derive(Serialize, Deserialize)]
+struct Carried {
+    /// The round that asked.
+    round: u32,
+    /// The plugin's state, base64.
+    state: String,
+    /// What was asked of the client, by key.
+    asked: BTreeMap<String, Kind>,
+    /// What was answered `refused` without asking, by key.
+    refused: BTreeMap<String, String>,
+}
+
+/// What a `requestState` is bound to: the caller, the plugin (its exact
+/// code), the request and its arguments.
+pub struct Binding {
+    bytes: Vec<u8>,
+}
+
+impl Binding {
+    pub fn new(caller: &str, plugin_sha256: &str, method: &str, target: &str, arguments: &[u8]) -> Self {
+        let mut hasher = Sha256::new();
+        for part in [
+            caller.as_bytes(),
+            plugin_sha256.as_bytes(),
+            method.as_bytes(),
+            target.as_bytes(),
+            arguments,
+        ] {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part);
+        }
+        Self {
+            bytes: hasher.finalize().to_vec(),
+        }
+    }
+}
+
+/// Seals what round `round` asked (`asked`, by key), what it answered
+/// `refused` without asking, and the plugin's `state`, for `binding`.
+pub fn seal(
+    codec: &RequestStateCodec,
+    binding: &Binding,
+    round: u32,
+    state: &[u8],
+    asked: BTreeMap<String, Kind>,
+    refused: BTreeMap<String, String>,
+) -> Result<String, McpError> {
+    let carried = Carried {
+        round,
+        state: base64(state),
+        asked,
+        refused,
+    };
+    codec
+        .seal_json_with(
+            &carried,
+            &SealOptions::new().associated_data(&binding.bytes).ttl(STATE_TTL),
+        )
+        .map_err(|e| McpError::internal_error(format!("cannot seal the request state: {e}"), None))
+}
+
+/// The 2026 wire's retry: what the client sent back.
+pub struct Retry<'a> {
+    pub responses: Option<&'a InputResponses>,
+    pub state: Option<&'a str>,
+}
+
+/// How a call came out.
+pub enum Driven<T> {
+    /// The plugin's final answer (or failure), and the last round's report.
+    Done(Result<Result<T, types::Error>, CallFailure>, CallReport),
+    /// 2026 wire: the client must answer these and retry.
+    InputRequired(rmcp::model::InputRequiredResult, CallReport),
+}
+
+/// Runs a call round after round until the plugin answers. `run` runs one
+/// round in a fresh sandbox, and turns an input-required reply into `Asked`
+/// with `Asker::prepare` before it gives up the call's slot; `denied`
+/// records each request the operator did not grant (for the audit log).
+pub async fn drive<T, Fut>(
+    asker: &Asker<'_>,
+    binding: &Binding,
+    retry: Retry<'_>,
+    denied: &mut Vec<String>,
+    mut run: impl FnMut(Option<types::InputAnswers>, Asks) -> Fut,
+) -> Result<Driven<T>, McpError>
+where
+    Fut: Future<Output = (Result<Result<Reply<T, Asked>, types::Error>, CallFailure>, CallReport)>,
+{
+    let asks = both(asker.client, granted(asker.grant));
+    // One time limit for all the questions of a call, however many rounds ask.
+    let deadline = tokio::time::Instant::now() + asker.timeout;
+    let resumption = answers::Resumption {
+        codec: asker.codec,
+        binding,
+        grant: asker.grant,
+        used: asker.used,
+        stateless: matches!(asker.wire, Wire::Stateless),
+    };
+    // Without a state, what a 2026 client sent can only answer ahead what the
+    // first round asks.
+    let mut ahead = match (&asker.wire, retry.state, retry.responses) {
+        (Wire::Stateless, None, Some(responses)) => Some(responses),
+        _ => None,
+    };
+    let (mut round, mut input) = answers::resume(&resumption, retry)?;
+    loop {
+        let (reply, report) = run(input.take(), asks).await;
+        let asked = match reply {
+            Ok(Ok(Reply::InputRequired(asked))) => asked,
+            Ok(Ok(Reply::Done(value))) => return Ok(Driven::Done(Ok(Ok(value)), report)),
+            Ok(Err(error)) => return Ok(Driven::Done(Ok(Err(error)), report)),
+            Err(failure) => return Ok(Driven::Done(Err(failure), report)),
+        };
+        if round > asker.grant.max_rounds {
+            let why = format!(
+                "the plugin asked for input more than {} times in one call (the manifest's `[interaction] max-rounds`)",
+                asker.grant.max_rounds
+            );
+            return Ok(Driven::Done(Ok(Err(types::Error::Failed(why))), report));
+        }
+        let asked = match asked {
+            Ok(asked) => asked,
+            Err(why) => return Ok(Driven::Done(Ok(Err(types::Error::Failed(why))), report)),
+        };
+        let plan = plan(asker, asked.requests, denied)?;
+        match &asker.wire {
+            Wire::Stateless if !plan.to_ask.is_empty() => {
+                let asked_kinds: BTreeMap<String, Kind> = plan
+                    .to_ask
+                    .iter()
+                    .map(|(key, (kind, _))| (key.clone(), *kind))
+                    .collect();
+                let early = match ahead.take() {
+                    Some(responses) => answers::answered_ahead(responses, &asked_kinds, asker.grant)?,
+                    None => None,
+                };
+                if let Some(early) = early {
+                    let mut answers = refused_answers(plan.refused);
+                    answers.extend(early);
+                    input = Some(types::InputAnswers {
+                        answers,
+                        state: asked.state,
+                    });
+                    round += 1;
+                    continue;
+                }
+                let sealed = seal(
+                    asker.codec,
+                    binding,
+                    round,
+                    &asked.state,
+                    asked_kinds,
+                    plan.refused.iter().cloned().collect(),
+                )?;
+                let requests: InputRequests = plan
+                    .to_ask
+                    .into_iter()
+                    .map(|(key, (_, request))| (key, request))
+                    .collect();
+                let mut result = rmcp::model::InputRequiredResult::from_request_state(sealed);
+                result.input_requests = Some(requests);
+                return Ok(Driven::InputRequired(result, report));
+            }
+            Wire::Session(peer) => {
+                let mut answers = refused_answers(plan.refused);
+                for (key, (kind, request)) in plan.to_ask {
+                    let answer = ask(peer, asker, kind, request, deadline).await;
+                    answers.push(types::KeyedAnswer { key, answer });
+                }
+                // Cancelled while the client was being asked: the call ends here,
+                // with no further round.
+                if asker.cancel.is_cancelled() {
+                    return Ok(Driven::Done(Err(CallFailure::Cancelled), report));
+                }
+                input = Some(types::InputAnswers {
+                    answers,
+                    state: asked.state,
+                });
+            }
+            // Nothing to put to the client (or no client): the plugin hears why.
+            Wire::Stateless | Wire::Detached => {
+                let mut refused = plan.refused;
+                let why = match asker.wire {
+                    Wire::Detached => "there is no client to ask (`warden call`)",
+                    _ => "not asked",
+                };
+                refused.extend(plan.to_ask.into_keys().map(|key| (key, why.to_string())));
+                input = Some(types::InputAnswers {
+                    answers: refused_answers(refused),
+                    state: asked.state,
+                });
+            }
+        }
+        round += 1;
+    }
+}
+
+/// One round's requests, sorted: what to put to the client, and what to
+/// answer `refused` without asking.
+struct Plan {
+    to_ask: BTreeMap<String, (Kind, InputRequest)>,
+    refused: Vec<(String, String)>,
+}
+
+fn plan(asker: &Asker<'_>, requests: Vec<request::Checked>, denied: &mut Vec<String>) -> Result<Plan, McpError> {
+    let mut to_ask = BTreeMap::new();
+    let mut refused = Vec::new();
+    let mut missing = ClientCapabilities::default();
+    let mut any_missing = false;
+    for checked in requests {
+        let what = checked.kind.describe();
+        let declared = match checked.kind {
+            Kind::Elicit => asker.client.elicit_form,
+            Kind::ElicitUrl => asker.client.elicit_url,
+            Kind::Sample if checked.with_tools => asker.client.sample_with_tools,
+            Kind::Sample => asker.client.sample,
+            Kind::Roots => asker.client.list_roots,
+        };
+        if matches!(checked.prepared, Prepared::NotGranted) {
+            denied.push(format!("interaction.{what} (request `{}`)", checked.key));
+            refused.push((
+                checked.key,
+                format!("the operator has not granted {what} to this plugin (`[interaction]` in its manifest)"),
+            ));
+            continue;
+        }
+        if !declared && !matches!(asker.wire, Wire::Detached) {
+            any_missing = true;
+            match checked.kind {
+                Kind::Elicit | Kind::ElicitUrl => missing.elicitation = Some(ElicitationCapability::default()),
+                Kind::Sample => missing.sampling = Some(SamplingCapability::default()),
+                Kind::Roots => missing.roots = Some(RootsCapabilities::default()),
+            }
+            refused.push((checked.key, format!("the client does not support {what}")));
+            continue;
+        }
+        match checked.prepared {
+            Prepared::Ready(request) => {
+                to_ask.insert(checked.key, (checked.kind, request));
+            }
+            Prepared::Refused { why, denied: denial } => {
+                denied.extend(denial);
+                refused.push((checked.key, why));
+            }
+            Prepared::NotGranted => unreachable!("answered above"),
+        }
+    }
+    // Nothing can be asked because the client lacks what the plugin needs.
+    if any_missing && to_ask.is_empty() && refused.iter().all(|(_, why)| why.starts_with("the client does not")) {
+        return Err(McpError::missing_required_client_capability(missing));
+    }
+    Ok(Plan { to_ask, refused })
+}
+
+fn refused_answers(refused: Vec<(String, String)>) -> Vec<types::KeyedAnswer> {
+    refused
+        .into_iter()
+        .map(|(key, why)| types::KeyedAnswer {
+            key,
+            answer: types::InputAnswer::Refused(why),
+        })
+        .collect()
+}
+
+/// Puts one request to the client over its session and waits for the answer,
+/// under the call's cancellation and time limit.
+async fn ask(
+    peer: &Peer<RoleServer>,
+    asker: &Asker<'_>,
+    kind: Kind,
+    request: InputRequest,
+    deadline: tokio::time::Instant,
+) -> types::InputAnswer {
+    let request = match request {
+        InputRequest::Elicitation(request) => ServerRequest::ElicitRequest(request),
+        InputRequest::CreateMessage(request) => ServerRequest::CreateMessageRequest(request),
+        InputRequest::ListRoots(request) => ServerRequest::ListRootsRequest(request),
+        _ => return types::InputAnswer::Refused("an unknown kind of request".into()),
+    };
+    let answered = tokio::select! {
+        answered = peer.send_request(request) => answered,
+        () = asker.cancel.cancelled() => return types::InputAnswer::Refused("the call was cancelled".into()),
+        () = tokio::time::sleep_until(deadline) => return types::InputAnswer::Refused("the client did not answer in time".into()),
+    };
+    let result = match answered {
+        Ok(result) => result,
+        Err(error) => return types::InputAnswer::Refused(format!("the client answered with an error: {error}")),
+    };
+    match serde_json::to_value(&result) {
+        Ok(value) => answers::parse_answer(kind, &value)
+            .unwrap_or_else(|why| types::InputAnswer::Refused(format!("the client's answer is malformed: {why}"))),
+        Err(error) => types::InputAnswer::Refused(format!("the client's answer cannot be read: {error}")),
+    }
+}
+
+/// A codec with a key of this process's own, from the OS's random source:
+/// a `requestState` it seals is good only here. Replicas behind one load
+/// balancer share a key instead (`warden serve --state-key-file`).
+pub fn process_codec() -> anyhow::Result<RequestStateCodec> {
+    use std::io::Read as _;
+    let mut key = vec![0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut key))
+        .map_err(|e| anyhow::anyhow!("cannot read /dev/urandom for a request-state key: {e}"))?;
+    codec_with_key(key)
+}
+
+/// A codec keyed with `key` (at least 32 bytes).
+pub fn codec_with_key(key: Vec<u8>) -> anyhow::Result<RequestStateCodec> {
+    RequestStateCodec::try_new(key).map_err(|e| anyhow::anyhow!("unusable request-state key: {e}"))
+}
+
+fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD_NO_PAD.encode(bytes)
+}
+
+fn unbase64(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD_NO_PAD.decode(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn codec() -> RequestStateCodec {
+        RequestStateCodec::try_new(vec![7u8; 32]).unwrap()
+    }
+
+    fn granted_all() -> InteractionGrant {
+        InteractionGrant {
+            elicit: true,
+            sample: true,
+            roots: true,
+            ..InteractionGrant::default()
+        }
+    }
+
+    fn seal(codec: &RequestStateCodec, binding: &Binding, asked: &[(&str, Kind)], ttl: Duration) -> String {
+        let carried = Carried {
+            round: 1,
+            state: base64(b"mine"),
+            asked: asked.iter().map(|(key, kind)| (key.to_string(), *kind)).collect(),
+            refused: [("roots".to_string(), "not granted".to_string())].into(),
+        };
+        codec
+            .seal_json_with(&carried, &SealOptions::new().associated_data(&binding.bytes).ttl(ttl))
+            .unwrap()
+    }
+
+    fn resumption<'a>(
+        codec: &'a RequestStateCodec,
+        binding: &'a Binding,
+        grant: &'a InteractionGrant,
+        used: &'a UsedStates,
+    ) -> answers::Resumption<'a> {
+        answers::Resumption {
+            codec,
+            binding,
+            grant,
+            used,
+            stateless: true,
+        }
+    }
+
+    fn retry<'a>(responses: &'a InputResponses, state: &'a str) -> Retry<'a> {
+        Retry {
+            responses: Some(responses),
+            state: Some(state),
+        }
+    }
+
+    fn error_of(result: Result<(u32, Option<types::InputAnswers>), McpError>) -> McpError {
+        match result {
+            Ok(_) => panic!("accepted"),
+            Err(error) => error,
+        }
+    }
+
+    #[test]
+    fn a_retry_opens_only_state_issued_for_the_same_caller_and_request_once() {
+        let (codec, grant) = (codec(), granted_all());
+        let binding = Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", b"{}");
+        let sealed = seal(&codec, &binding, &[("name", Kind::Elicit)], STATE_TTL);
+        let responses: InputResponses = [(
+            "name".to_string(),
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+        )]
+        .into();
+
+        // Another caller, other arguments, another tool, other code, a tampered or
+        // foreign state: refused — and none of them uses the state up.
+        for other in [
+            Binding::new("oauth-sub:mallory", "sha", "tools/call", "greet", b"{}"),
+            Binding::new("", "sha", "tools/call", "greet", b"{}"),
+            Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", b"{\"x\":1}"),
+            Binding::new("oauth-sub:alice", "sha", "tools/call", "other", b"{}"),
+            Binding::new("oauth-sub:alice", "other-code", "tools/call", "greet", b"{}"),
+        ] {
+            let used = UsedStates::default();
+            let error = error_of(answers::resume(
+                &resumption(&codec, &other, &grant, &used),
+                retry(&responses, &sealed),
+            ));
+            assert_eq!(error.code.0, -32602);
+            assert!(
+                error.message.contains("not one this server issued for this caller"),
+                "{}",
+                error.message
+            );
+        }
+        let used = UsedStates::default();
+        let tampered = format!("{sealed}-TAMPERED");
+        assert!(
+            answers::resume(
+                &resumption(&codec, &binding, &grant, &used),
+                retry(&responses, &tampered)
+            )
+            .is_err()
+        );
+        let foreign = RequestStateCodec::try_new(vec![9u8; 32]).unwrap();
+        assert!(
+            answers::resume(
+                &resumption(&foreign, &binding, &grant, &used),
+                retry(&responses, &sealed)
+            )
+            .is_err()
+        );
+        assert!(used.is_empty(), "a refused retry does not use the state up");
+
+        let (round, input) =
+            answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &sealed)).unwrap();
+        assert_eq!(round, 2);
+        let input = input.unwrap();
+        assert_eq!(input.state, b"mine");
+        let keys: Vec<&str> = input.answers.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(keys, ["roots", "name"]);
+
+        // The same state again: refused, on this process.
+        let error = error_of(answers::resume(
+            &resumption(&codec, &binding, &grant, &used),
+            retry(&responses, &sealed),
+        ));
+        assert_eq!(error.code.0, -32602);
+        assert!(error.message.contains("has been used already"), "{}", error.message);
+    }
+
+    #[test]
+    fn answers_must_be_for_the_keys_and_kinds_asked_and_granted() {
+        let codec = codec();
+        let binding = Binding::new("", "sha", "tools/call", "greet", b"{}");
+        let sealed = seal(
+            &codec,
+            &binding,
+            &[("name", Kind::Elicit), ("login", Kind::ElicitUrl)],
+            STATE_TTL,
+        );
+        let grant = granted_all();
+        let used = UsedStates::default();
+        for (responses, why) in [
+            (
+                json!({"extra": {"action": "accept"}}),
+                "inputResponses.extra: this round did not ask for `extra`",
+            ),
+            (
+                json!({"name": {"role": "assistant", "content": {"type": "text", "text": "hi"}}}),
+                "inputResponses.name: `action` must be",
+            ),
+            (json!({"name": {"roots": []}}), "inputResponses.name: `action` must be"),
+            (
+                json!({"login": {"action": "accept", "content": {"token": "x"}}}),
+                "a URL elicitation's result has no `content`",
+            ),
+            (json!({"name": 12345}), "inputResponses.name: not a JSON object"),
+        ] {
+            let responses: InputResponses = serde_json::from_value(responses).unwrap();
+            let error = error_of(answers::resume(
+                &resumption(&codec, &binding, &grant, &used),
+                retry(&responses, &sealed),
+            ));
+            assert_eq!(error.code.0, -32602, "{why}");
+            assert!(error.message.contains(why), "{why}: {}", error.message);
+        }
+        // The operator withdrew the grant between the rounds.
+        let withdrawn = InteractionGrant::default();
+        let responses: InputResponses = serde_json::from_value(json!({"name": {"action": "decline"}})).unwrap();
+        let error = error_of(answers::resume(
+            &resumption(&codec, &binding, &withdrawn, &used),
+            retry(&responses, &sealed),
+        ));
+        assert!(
+            error.message.contains("no longer grants elicitation"),
+            "{}",
+            error.message
+        );
+        assert!(used.is_empty());
+        // What was asked, answered as asked: accepted.
+        let responses: InputResponses = serde_json::from_value(
+            json!({"name": {"action": "accept", "content": {"n": 1}}, "login": {"action": "accept"}}),
+        )
+        .unwrap();
+        assert!(answers::resume(&resumption(&codec, &binding, &grant, &used), retry(&responses, &sealed)).is_ok());
+    }
+
+    #[test]
+    fn answers_without_a_state_are_never_delivered() {
+        let (codec, grant, used) = (codec(), InteractionGrant::default(), UsedStates::default());
+        let binding = Binding::new("", "sha", "tools/call", "delete_note", b"{}");
+        let responses: InputResponses =
+            serde_json::from_value(json!({"confirm": {"action": "accept", "content": {"confirm": true}}})).unwrap();
+        let without_state = || Retry {
+            responses: Some(&responses),
+            state: None,
+        };
+        // 2026-07-28: the call starts over at round 1 with no answers; they count only
+        // as answers ahead to what that round asks, of the kind it asks.
+        let (round, input) = answers::resume(&resumption(&codec, &binding, &grant, &used), without_state()).unwrap();
+        assert_eq!((round, input.is_none()), (1, true));
+        let granted = granted_all();
+        let asked: BTreeMap<String, Kind> = [("confirm".to_string(), Kind::Elicit)].into();
+        let early = answers::answered_ahead(&responses, &asked, &granted).unwrap().unwrap();
+        assert_eq!(early.len(), 1);
+        assert!(matches!(early[0].answer, types::InputAnswer::Elicit(_)));
+        let other: BTreeMap<String, Kind> = [("name".to_string(), Kind::Elicit)].into();
+        assert!(
+            answers::answered_ahead(&responses, &other, &granted).unwrap().is_none(),
+            "unanswered: ask"
+        );
+        let sampled: BTreeMap<String, Kind> = [("confirm".to_string(), Kind::Sample)].into();
+        let error = answers::answered_ahead(&responses, &sampled, &granted).unwrap_err();
+        assert!(
+            error.message.contains("inputResponses.confirm: `role` must be"),
+            "{}",
+            error.message
+        );
+        // 2025-11-25: not part of the protocol at all; refused.
+        let session = answers::Resumption {
+            stateless: false,
+            ..resumption(&codec, &binding, &grant, &used)
+        };
+        let error = error_of(answers::resume(&session, without_state()));
+        assert_eq!(error.code.0, -32602);
+        assert!(
+            error.message.contains("belong to the 2026-07-28 protocol"),
+            "{}",
+            error.message
+        );
+        let (round, input) = answers::resume(
+            &session,
+            Retry {
+                responses: None,
+                state: None,
+            },
+        )
+        .unwrap();
+        assert_eq!((round, input.is_none()), (1, true));
+    }
+
+    #[test]
+    fn an_expired_state_is_refused() {
+        let (codec, grant, used) = (codec(), granted_all(), UsedStates::default());
+        let binding = Binding::new("", "sha", "tools/call", "greet", b"{}");
+        let sealed = seal(&codec, &binding, &[], Duration::from_millis(1));
+        // The expiry has millisecond resolution: wait (without sleeping) until it is past.
+        let sealed_at = std::time::Instant::now();
+        while sealed_at.elapsed() < Duration::from_millis(5) {
+            std::hint::spin_loop();
+        }
+        let retry = Retry {
+            responses: None,
+            state: Some(&sealed),
+        };
+        let error = error_of(answers::resume(&resumption(&codec, &binding, &grant, &used), retry));
+        assert!(error.message.contains("request state has expired"), "{}", error.message);
+    }
+
+    fn form(key: &str, message: String, schema: String) -> types::KeyedRequest {
+        types::KeyedRequest {
+            key: key.into(),
+            request: types::InputRequest::ElicitForm(types::ElicitForm {
+                message,
+                requested_schema: schema,
+            }),
+        }
+    }
+
+    fn url(key: &str, url: &str) -> types::KeyedRequest {
+        types::KeyedRequest {
+            key: key.into(),
+            request: types::InputRequest::ElicitUrl(types::ElicitUrl {
+                message: "Sign in".into(),
+                url: url.into(),
+                elicitation_id: "e1".into(),
+            }),
+        }
+    }
+
+    fn refusal(round: &Round, key: &str) -> (String, Option<String>) {
+        match &round.requests.iter().find(|r| r.key == key).unwrap().prepared {
+            Prepared::Refused { why, denied } => (why.clone(), denied.clone()),
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn requests_are_refused_to_the_plugin_past_the_limits_before_they_are_parsed() {
+        let grant = InteractionGrant {
+            url_allow: vec![warden_runtime::grants::HttpRule::parse("login.example.com").unwrap()],
+            ..granted_all()
+        };
+        let limits = RequestLimits {
+            output: 1 << 20,
+            grant: &grant,
+            manifest: "hostile.toml",
+        };
+        let flat = r#"{"type":"object","properties":{"ok":{"type":"boolean"}}}"#.to_string();
+        let nested = r#"{"type":"object","properties":{"a":{"type":"object","properties":{}}}}"#.to_string();
+        // 40 MB of schema: refused by its size alone (it is not valid JSON either,
+        // which would only show if it were parsed).
+        let huge_schema = format!("[{}", "0,".repeat(20 << 20));
+        let asked = types::InputRequired {
+            requests: vec![
+                form("flat", "Sure?".into(), flat.clone()),
+                form("nested", "Sure?".into(), nested),
+                form("huge_message", "x".repeat(2 << 20), flat.clone()),
+                form("huge_schema", "Sure?".into(), huge_schema),
+                url("login", "https://login.example.com/start"),
+                url("script", "javascript:alert(1)"),
+                url("metadata", "http://169.254.169.254/latest/meta-data/"),
+                url("elsewhere", "https://evil.example/phish"),
+            ],
+            state: Vec::new(),
+        };
+        let round = request::prepare(asked, &limits).unwrap();
+        assert!(matches!(round.requests[0].prepared, Prepared::Ready(_)));
+        assert!(matches!(round.requests[4].prepared, Prepared::Ready(_)));
+        let (why, _) = refusal(&round, "nested");
+        assert!(
+            why.contains("`properties.a`: `type` \"object\" is not allowed"),
+            "{why}"
+        );
+        let (why, _) = refusal(&round, "huge_message");
+        assert!(
+            why.contains("more than the plugin's 1 MiB `[limits] output` (hostile.toml)"),
+            "{why}"
+        );
+        let (why, _) = refusal(&round, "huge_schema");
+        assert!(why.contains("more than the plugin's 1 MiB `[limits] output`"), "{why}");
+        let (why, denied) = refusal(&round, "script");
+        assert!(why.contains("not `javascript`"), "{why}");
+        assert_eq!(denied.as_deref(), Some("interaction.url-allow (javascript:)"));
+        let (why, denied) = refusal(&round, "metadata");
+        assert!(
+            why.contains("http only to loopback; `169.254.169.254` needs https"),
+            "{why}"
+        );
+        assert_eq!(
+            denied.as_deref(),
+            Some("interaction.url-allow (http://169.254.169.254)")
+        );
+        let (why, denied) = refusal(&round, "elsewhere");
+        assert!(why.contains("to [interaction] url-allow in hostile.toml"), "{why}");
+        assert_eq!(denied.as_deref(), Some("interaction.url-allow (evil.example:443)"));
+
+        // With room in the budget, a schema over the schema size bound is still refused.
+        let roomy = RequestLimits {
+            output: 64 << 20,
+            ..limits
+        };
+        let big_schema = format!(
+            r#"{{"type":"object","properties":{{"a":{{"type":"string","description":"{}"}}}}}}"#,
+            "x".repeat(300 << 10)
+        );
+        let round = request::prepare(
+            types::InputRequired {
+                requests: vec![form("big", "?".into(), big_schema)],
+                state: Vec::new(),
+            },
+            &roomy,
+        )
+        .unwrap();
+        let (why, _) = refusal(&round, "big");
+        assert!(why.contains("its requested schema is 307"), "{why}");
+        assert!(why.contains("more than the 256 KiB a schema may have"), "{why}");
+
+        // Not granted: not looked at, whatever it holds.
+        let none = InteractionGrant::default();
+        let round = request::prepare(
+            types::InputRequired {
+                requests: vec![form("q", "x".repeat(4 << 20), flat)],
+                state: Vec::new(),
+            },
+            &RequestLimits { grant: &none, ..roomy },
+        )
+        .unwrap();
+        assert!(matches!(round.requests[0].prepared, Prepared::NotGranted));
+    }
+
+    #[test]
+    fn a_malformed_round_fails_as_a_whole() {
+        let grant = granted_all();
+        let limits = RequestLimits {
+            output: 1 << 20,
+            grant: &grant,
+            manifest: "x.toml",
+        };
+        let twice = types::InputRequired {
+            requests: vec![url("k", "https://a.example/"), url("k", "https://a.example/")],
+            state: Vec::new(),
+        };
+        assert!(
+            request::prepare(twice, &limits)
+                .unwrap_err()
+                .contains("one request key twice")
+        );
+        let stateful = types::InputRequired {
+            requests: vec![url("k", "https://a.example/")],
+            state: vec![0; MAX_PLUGIN_STATE + 1],
+        };
+        assert!(request::prepare(stateful, &limits).unwrap_err().contains("state is"));
+    }
+}

@@ -1,0 +1,15 @@
+pub mod annotations;
+pub mod catalog;
+pub mod declaration_limits;
+pub mod declarations;
+pub mod load_error;
+pub mod loader;
+pub mod param_headers;
+pub mod plain;
+pub mod plugin;
+pub mod reconciler;
+pub mod schema_budget;
+pub mod schema_validation;
+pub mod uri_overlap;
+pub mod uri_template;
+pub mod watcher;

@@ -1,0 +1,542 @@
+//! Finding plugins in a folder and loading them: read, verify, compile,
+//! link, ask for declarations, validate.
+//!
+//! A plugin that fails any step is skipped with one log line naming its file
+//! and the reason; the others still load.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use sha2::{Digest, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+use crate::declarations::Declared;
+use crate::plain::{self, PlainExports, Skipped};
+use crate::plugin::{Exports, Plugin};
+use crate::{declaration_limits, declarations};
+use warden_runtime::cache::{CodeCache, CodeOrigin};
+use warden_runtime::contract;
+use warden_runtime::grants::{ProtectedFolders, check_mount_layout};
+use warden_runtime::manifest::Manifest;
+use warden_runtime::mounts::PinnedMounts;
+use warden_runtime::naming;
+use warden_runtime::pinned::canonical_as_far_as_exists;
+use warden_runtime::{self as runtime, CallContext, Policy, Prepared, Runtime};
+
+/// The contract, as messages name it (every served version: see `contract::VERSIONS`).
+const CONTRACT: &str = "warden:plugin";
+
+/// Where one plugin lives on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginSource {
+    /// The name from the file stem or folder name (a manifest may override it).
+    pub stem: String,
+    pub component: PathBuf,
+    pub manifest: Option<PathBuf>,
+    /// A folder plugin's own folder (`None` for a bare `name.wasm`): the
+    /// only place inside a plugins folder its mounts may be.
+    pub folder: Option<PathBuf>,
+}
+
+pub use crate::load_error::LoadError;
+
+/// Lists the plugins in `dir`: `name.wasm` (with an optional `name.toml`
+/// beside it) and folders `name/` holding `plugin.toml` and one component.
+/// A manifest with no component beside it is logged and ignored.
+pub fn discover(dir: &Path) -> Result<(Vec<PluginSource>, Vec<LoadError>)> {
+    let found = discover_all(dir)?;
+    for orphan in &found.orphans {
+        tracing::warn!("{}: a manifest with no component beside it; ignored", orphan.display());
+    }
+    Ok((found.sources, found.errors))
+}
+
+/// What a plugins folder holds.
+pub struct Discovered {
+    pub sources: Vec<PluginSource>,
+    pub errors: Vec<LoadError>,
+    /// Manifests with no component beside them.
+    pub orphans: Vec<PathBuf>,
+}
+
+/// Like `discover`, returning orphan manifests instead of logging them.
+pub fn discover_all(dir: &Path) -> Result<Discovered> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot read the plugins folder {}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    let mut sources = Vec::new();
+    let mut errors = Vec::new();
+    let mut orphans = Vec::new();
+    for path in paths {
+        let Some(file_name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if file_name.starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            if path.join("plugin.toml").is_file() {
+                match folder_component(&path) {
+                    Ok(component) => sources.push(PluginSource {
+                        stem: file_name.to_string(),
+                        component,
+                        manifest: Some(path.join("plugin.toml")),
+                        folder: Some(path.clone()),
+                    }),
+                    Err(error) => errors.push(LoadError { path, error }),
+                }
+            }
+            continue;
+        }
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("wasm") => {
+                let stem = file_name.trim_end_matches(".wasm").to_string();
+                let manifest = path.with_extension("toml");
+                sources.push(PluginSource {
+                    stem,
+                    component: path.clone(),
+                    manifest: manifest.is_file().then_some(manifest),
+                    folder: None,
+                });
+            }
+            Some("toml") if !path.with_extension("wasm").exists() => orphans.push(path),
+            _ => {}
+        }
+    }
+    Ok(Discovered {
+        sources,
+        errors,
+        orphans,
+    })
+}
+
+fn folder_component(dir: &Path) -> Result<PathBuf> {
+    let preferred = dir.join("plugin.wasm");
+    if preferred.is_file() {
+        return Ok(preferred);
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .collect();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => bail!("folder plugin has plugin.toml but no .wasm component"),
+        _ => bail!("folder plugin has several .wasm files; name the one to load `plugin.wasm`"),
+    }
+}
+
+/// Loads plugins: the one place that turns a plugin's files into a `Plugin`.
+/// Holds the runtime, when enabled the compiled-code cache, and the folders
+/// no plugin may mount.
+pub struct Loader {
+    runtime: Arc<Runtime>,
+    cache: Option<CodeCache>,
+    protected: ProtectedFolders,
+}
+
+impl Loader {
+    /// A loader for plugins found in `plugins_roots`. Those folders, the
+    /// cache's folder and the default cache folder are protected from mounts
+    /// (the default one too: a plugin that could plant code there would
+    /// have it run by the next `warden` started without `--cache-dir`).
+    pub fn new(runtime: Arc<Runtime>, cache: Option<CodeCache>, plugins_roots: &[PathBuf]) -> Arc<Self> {
+        let caches = cache
+            .as_ref()
+            .map(|c| c.dir().to_path_buf())
+            .into_iter()
+            .chain(CodeCache::default_dir());
+        let protected = ProtectedFolders {
+            plugins: plugins_roots.iter().map(|r| canonical_as_far_as_exists(r)).collect(),
+            caches: caches.map(|c| canonical_as_far_as_exists(&c)).collect(),
+        };
+        Arc::new(Self {
+            runtime,
+            cache,
+            protected,
+        })
+    }
+
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    pub fn cache(&self) -> Option<&CodeCache> {
+        self.cache.as_ref()
+    }
+
+    /// Loads every plugin in `dir`, in parallel. Results are in the folder's
+    /// (sorted) order.
+    pub async fn load_dir(self: &Arc<Self>, dir: &Path) -> Result<(Vec<Plugin>, Vec<LoadError>)> {
+        let (sources, mut errors) = discover(dir)?;
+        let (loaded, failed) = self.load_all(sources, &[]).await?;
+        errors.extend(failed.into_iter().map(|(source, error)| LoadError {
+            path: source.component,
+            error,
+        }));
+        Ok((loaded.into_iter().map(|(_, plugin)| plugin).collect(), errors))
+    }
+
+    /// Loads plugins in parallel; each result is paired with its source, in
+    /// the order given. `reusable` plugins lend their compiled code to a
+    /// source with the same bytes (see `load`).
+    pub async fn load_all(
+        self: &Arc<Self>,
+        sources: Vec<PluginSource>,
+        reusable: &[Arc<Plugin>],
+    ) -> Result<(Vec<(PluginSource, Plugin)>, Vec<(PluginSource, anyhow::Error)>)> {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (index, source) in sources.into_iter().enumerate() {
+            let loader = self.clone();
+            let reusable = reusable.to_vec();
+            tasks.spawn(async move {
+                let loaded = loader.load(&source, &reusable).await;
+                (index, source, loaded)
+            });
+        }
+        let mut loaded = Vec::new();
+        let mut failed = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            let (index, source, result) = joined.context("a plugin loader task panicked")?;
+            match result {
+                Ok(plugin) => loaded.push((index, source, plugin)),
+                Err(error) => failed.push((index, source, error)),
+            }
+        }
+        loaded.sort_by_key(|(index, ..)| *index);
+        failed.sort_by_key(|(index, ..)| *index);
+        Ok((
+            loaded.into_iter().map(|(_, s, p)| (s, p)).collect(),
+            failed.into_iter().map(|(_, s, e)| (s, e)).collect(),
+        ))
+    }
+
+    /// Loads one plugin, or says precisely why it cannot be loaded.
+    ///
+    /// When one of `reusable` (typically the version being replaced) has the
+    /// same bytes and runs on the same engine, its compiled code is reused:
+    /// a manifest-only change re-applies grants and limits without compiling.
+    pub async fn load(&self, source: &PluginSource, reusable: &[Arc<Plugin>]) -> Result<Plugin> {
+        let runtime = &self.runtime;
+        let manifest = match &source.manifest {
+            Some(path) => Manifest::load(path)?,
+            None => Manifest::default(),
+        };
+        let mounts = self.pin_mounts(&manifest, source)?;
+        let name = manifest.name.clone().unwrap_or_else(|| source.stem.clone());
+        naming::check_plugin_name(&name).context(
+            "the plugin name comes from the file name; rename the file or set `[plugin] name` in its manifest",
+        )?;
+        let bytes = std::fs::read(&source.component).context("cannot read the component")?;
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        if let Some(pin) = &manifest.sha256
+            && *pin != sha256
+        {
+            bail!(
+                "its sha256 is {sha256}, but the manifest pins `plugin.sha256` = {pin}; \
+                 the file changed — update the pin only if you trust the new build"
+            );
+        }
+        check_header(&bytes)?;
+        let bytes = Arc::new(bytes);
+        let metered = manifest.limits.fuel.is_some();
+        let engine = runtime.engine_for(metered)?.clone();
+        let reused = reusable
+            .iter()
+            .find(|p| p.sha256 == sha256 && Engine::same(p.component.engine(), &engine))
+            .map(|p| p.component.clone());
+        let (component, code) = match reused {
+            Some(component) => (component, CodeOrigin::Reused),
+            None => {
+                let cache = self.cache.clone();
+                let (sha256, bytes, engine) = (sha256.clone(), bytes.clone(), engine.clone());
+                tokio::task::spawn_blocking(move || match cache {
+                    Some(cache) => cache.load_or_compile(&engine, &sha256, &bytes),
+                    None => Component::new(&engine, &*bytes)
+                        .map(|component| (component, CodeOrigin::Compiled))
+                        .map_err(|e| anyhow!("cannot compile the component: {e:#}")),
+                })
+                .await
+                .context("the compiler thread panicked")??
+            }
+        };
+        check_contract_version(runtime, &component)?;
+        check_imports(runtime, &component)?;
+        let pre = runtime.prepare(&component).map_err(|e| {
+            anyhow!(
+                "it needs an import Warden does not provide ({e:#}); {}",
+                runtime::PROVIDED_IMPORTS_HELP
+            )
+        })?;
+        let (exports, plain) = if let Some(version) = contract_version(runtime, &component) {
+            let exports = Exports::resolve(version, &pre);
+            if exports.names().is_empty() {
+                bail!("{}", describe_foreign_exports(runtime, &component));
+            }
+            (exports, None)
+        } else {
+            let plain = plain_functions(&engine, &component, &bytes, &name)?;
+            (Exports::default(), Some(plain))
+        };
+        let manifest_name = crate::plugin::manifest_name(&source.component, source.manifest.as_deref());
+        let prepared = Prepared::new(
+            pre,
+            Policy {
+                limits: manifest.limits.clone(),
+                grants: Arc::new(manifest.grants.clone()),
+                config: Arc::new(manifest.grants.config.iter().cloned().collect()),
+                mounts,
+                manifest: manifest_name.clone().into(),
+            },
+        );
+        let plugin_name: Arc<str> = name.into();
+        let declared = match &plain {
+            // A plain component's tools follow from its types: nothing to ask.
+            Some(plain) => Declared {
+                tools: plain.functions.iter().map(|f| f.declared.clone()).collect(),
+                ..Declared::default()
+            },
+            None => Plugin::declared(runtime, &prepared, &exports, CallContext::detached(plugin_name.clone()))
+                .await
+                .map_err(|(failure, step)| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, step)))?,
+        };
+        declaration_limits::check(&declared)?;
+        let tools = declarations::tools(declared.tools).context("its `list-tools` answer is malformed")?;
+        let tools = crate::annotations::serve(&plugin_name, &manifest.grants, tools);
+        let resources =
+            declarations::resources(declared.resources).context("its `list-resources` answer is malformed")?;
+        let templates =
+            declarations::templates(declared.templates).context("its `list-resource-templates` answer is malformed")?;
+        let prompts = declarations::prompts(declared.prompts).context("its `list-prompts` answer is malformed")?;
+        Ok(Plugin {
+            name: plugin_name,
+            component_path: source.component.clone(),
+            manifest_path: source.manifest.clone(),
+            sha256,
+            component,
+            code,
+            prepared,
+            exports,
+            plain,
+            tools,
+            resources,
+            templates,
+            prompts,
+        })
+    }
+
+    /// Opens the plugin's mounts once, for all its calls, and checks where
+    /// they are (see `grants::check_mount_layout`).
+    fn pin_mounts(&self, manifest: &Manifest, source: &PluginSource) -> Result<PinnedMounts> {
+        let mounts = &manifest.grants.mounts;
+        if mounts.is_empty() {
+            return Ok(PinnedMounts::default());
+        }
+        let own_folder = source.folder.as_deref().map(canonical_as_far_as_exists);
+        let manifest_path = source.manifest.as_deref().unwrap_or(&source.component);
+        PinnedMounts::pin(mounts)
+            .and_then(|pinned| {
+                check_mount_layout(mounts, own_folder.as_deref(), &self.protected)?;
+                Ok(pinned)
+            })
+            .with_context(|| format!("invalid manifest {}", manifest_path.display()))
+    }
+}
+
+fn check_header(bytes: &[u8]) -> Result<()> {
+    const MAGIC: &[u8] = b"\0asm";
+    const CORE_MODULE: &[u8] = &[1, 0, 0, 0];
+    const COMPONENT_LAYER: &[u8] = &[0x0d, 0, 1, 0];
+    if bytes.len() < 8 || &bytes[..4] != MAGIC {
+        bail!("not a WebAssembly file (it may still be being written, or be something else)");
+    }
+    match &bytes[4..8] {
+        v if v == COMPONENT_LAYER => Ok(()),
+        v if v == CORE_MODULE => bail!(
+            "a core WebAssembly module, not a component; build it for `wasm32-wasip2` \
+             (or wrap it with `wasm-tools component new`)"
+        ),
+        other => bail!("an unsupported WebAssembly version/layer {other:02x?}"),
+    }
+}
+
+/// Refuses a component built against another version of the contract, before
+/// linking can fail with a less helpful message.
+fn check_contract_version(runtime: &Runtime, component: &wasmtime::component::Component) -> Result<()> {
+    let ty = component.component_type();
+    let engine = runtime.engine();
+    let names: Vec<String> = ty
+        .imports(engine)
+        .map(|(name, _)| name.to_string())
+        .chain(ty.exports(engine).map(|(name, _)| name.to_string()))
+        .filter(|name| name.starts_with("warden:plugin/"))
+        .collect();
+    let version_of = |name: &str| name.rsplit_once('@').map(|(_, version)| version.to_string());
+    let foreign: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|name| !version_of(name).is_some_and(|v| contract::VERSIONS.contains(&v.as_str())))
+        .collect();
+    let served = contract::VERSIONS.map(|v| format!("warden:plugin@{v}")).join(" and ");
+    if !foreign.is_empty() {
+        bail!(
+            "it was built against another contract version (it uses {}); this Warden serves {served} — \
+             rebuild the plugin against the `wit/` folder of this release",
+            foreign.join(", ")
+        );
+    }
+    let mut versions: Vec<String> = names.iter().filter_map(|name| version_of(name)).collect();
+    versions.sort();
+    versions.dedup();
+    if versions.len() > 1 {
+        bail!(
+            "it mixes contract versions ({}): a plugin is built against one of {served}",
+            versions.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The contract version the component speaks, when it exports any of the
+/// contract's interfaces (`check_contract_version` has made sure it speaks
+/// one served version only). Any other component is a plain component.
+fn contract_version(runtime: &Runtime, component: &Component) -> Option<&'static str> {
+    let exported: Vec<String> = component
+        .component_type()
+        .exports(runtime.engine())
+        .map(|(name, _)| name.to_string())
+        .filter(|name| name.starts_with("warden:plugin/"))
+        .collect();
+    let first = exported.first()?;
+    contract::VERSIONS
+        .into_iter()
+        .find(|version| first.ends_with(&format!("@{version}")))
+}
+
+/// Refuses a component that imports what Warden does not provide, naming
+/// each such import and what Warden provides instead.
+fn check_imports(runtime: &Runtime, component: &Component) -> Result<()> {
+    let foreign: Vec<String> = component
+        .component_type()
+        .imports(runtime.engine())
+        .map(|(name, _)| name)
+        .filter(|name| !runtime::provides(name))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if !foreign.is_empty() {
+        bail!(
+            "it imports {}, which Warden does not provide; {}",
+            foreign.join(", "),
+            runtime::PROVIDED_IMPORTS_HELP
+        );
+    }
+    Ok(())
+}
+
+/// The functions of a plain component that can be served as tools. Each
+/// one is held to the same rules as a declared tool, alone, so one function
+/// with an oversized schema is skipped rather than refusing the rest.
+fn plain_functions(engine: &Engine, component: &Component, bytes: &[u8], plugin: &str) -> Result<PlainExports> {
+    let mut plain = plain::discover(component, engine, bytes)?;
+    // Bound the count and sizes before compiling anyone's schema.
+    declaration_limits::check(&Declared {
+        tools: plain.functions.iter().map(|f| f.declared.clone()).collect(),
+        ..Declared::default()
+    })?;
+    let candidates = std::mem::take(&mut plain.functions);
+    for function in candidates {
+        match declarations::tools(vec![function.declared.clone()]) {
+            Ok(_) => plain.functions.push(function),
+            Err(error) => plain.skipped.push(Skipped {
+                export_name: function.export_name,
+                reason: format!("{error:#}"),
+            }),
+        }
+    }
+    for skipped in &plain.skipped {
+        tracing::warn!(
+            plugin,
+            "function `{}` is not served as a tool: {}",
+            skipped.export_name,
+            skipped.reason
+        );
+    }
+    if plain.functions.is_empty() {
+        // The reasons, so that `warden check` shows why without the log.
+        let reasons: Vec<String> = plain
+            .skipped
+            .iter()
+            .take(3)
+            .map(|s| format!("`{}`: {}", s.export_name, s.reason))
+            .collect();
+        let more = plain.skipped.len().saturating_sub(reasons.len());
+        let skipped = match (reasons.is_empty(), more) {
+            (true, _) => "0 skipped".to_string(),
+            (false, 0) => format!("{} skipped: {}", plain.skipped.len(), reasons.join("; ")),
+            (false, more) => format!(
+                "{} skipped: {}; and {more} more",
+                plain.skipped.len(),
+                reasons.join("; ")
+            ),
+        };
+        bail!(
+            "it exports no function that can be served as a tool ({skipped}); a plugin exports \
+             functions, or at least one of {CONTRACT}'s tools, resources or prompts"
+        );
+    }
+    Ok(plain)
+}
+
+/// Explains a component that exports none of the contract's interfaces.
+fn describe_foreign_exports(runtime: &Runtime, component: &wasmtime::component::Component) -> String {
+    let names: Vec<String> = component
+        .component_type()
+        .exports(runtime.engine())
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let found = if names.is_empty() {
+        "nothing".to_string()
+    } else {
+        names.join(", ")
+    };
+    format!("it exports {found}; a plugin exports at least one of {CONTRACT}'s tools, resources or prompts")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovers_bare_components_manifests_and_folders() {
+        let dir = std::env::temp_dir().join(format!("warden-discover-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("folder")).unwrap();
+        std::fs::create_dir_all(dir.join("not-a-plugin")).unwrap();
+        for file in ["b.wasm", "a.wasm", "a.toml", "orphan.toml", ".hidden.wasm", "notes.txt"] {
+            std::fs::write(dir.join(file), b"").unwrap();
+        }
+        std::fs::write(dir.join("folder/plugin.toml"), b"").unwrap();
+        std::fs::write(dir.join("folder/thing.wasm"), b"").unwrap();
+        let (sources, errors) = discover(&dir).unwrap();
+        assert!(errors.is_empty());
+        let summary: Vec<_> = sources
+            .iter()
+            .map(|s| (s.stem.as_str(), s.manifest.is_some()))
+            .collect();
+        assert_eq!(summary, [("a", true), ("b", false), ("folder", true)]);
+        assert_eq!(sources[2].component, dir.join("folder/thing.wasm"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn header_check_explains_what_the_file_is() {
+        assert!(check_header(b"\0asm\x0d\0\x01\0rest").is_ok());
+        let core = format!("{:#}", check_header(b"\0asm\x01\0\0\0").unwrap_err());
+        assert!(core.contains("core WebAssembly module"), "{core}");
+        let junk = format!("{:#}", check_header(b"hello world").unwrap_err());
+        assert!(junk.contains("not a WebAssembly file"), "{junk}");
+    }
+}

@@ -1,0 +1,551 @@
+//! The wasm runtime: one `Engine` and `Linker` for the process, and the
+//! machinery that runs one call in a fresh, limited sandbox.
+
+pub mod audit;
+pub mod cache;
+pub mod grants;
+pub mod manifest;
+pub mod metrics;
+pub mod naming;
+pub mod pinned;
+pub mod printable;
+
+pub mod config_store;
+pub mod contract;
+pub mod denials;
+pub mod egress;
+pub mod event_budget;
+pub mod handles;
+pub mod memory_reset;
+pub mod mounts;
+pub mod output;
+pub mod sandbox;
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use tokio::sync::Semaphore;
+use wasmtime::component::ResourceTableError;
+use wasmtime::component::{Component, Instance, InstancePre, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+
+use crate::audit::Outcome;
+use crate::manifest::format_size;
+use handles::HandleBudget;
+use memory_reset::{MemoryReset, ResetMode};
+pub use sandbox::{Asks, CallContext, GuestEvent, Policy, Sandbox};
+
+/// How often the epoch advances. A running guest yields to the async runtime
+/// at every tick, which is what lets timeouts and cancellation take effect
+/// while it computes.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Instances that may exist at once across all plugins (the pool's size).
+const MAX_INSTANCES: u32 = 256;
+
+/// A call waits for a free slot of its plugin at most half its time limit
+/// (leaving the other half to run), and never longer than this.
+const BUSY_WAIT: Duration = Duration::from_secs(10);
+
+/// After a client cancels, the guest gets this long to notice
+/// `host.cancelled()` and return before it is interrupted.
+const CANCEL_GRACE: Duration = Duration::from_millis(250);
+
+pub struct Runtime {
+    standard: Backend,
+    metered: OnceLock<Backend>,
+    instances: Semaphore,
+    /// OS handles all running calls may hold together.
+    handles: HandleBudget,
+    memory_reset: MemoryReset,
+    pooling: bool,
+}
+
+/// Why a call into a plugin did not return a value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallFailure {
+    Timeout(Duration),
+    MemoryLimit(u64),
+    FuelExhausted(u64),
+    Trap {
+        message: String,
+        stderr_tail: Option<String>,
+    },
+    Cancelled,
+    Busy {
+        concurrency: u32,
+    },
+    /// The call's resource table was full: `[limits] handles`.
+    HandleLimit(u32),
+    /// The guest handed over more than the host will read in one crossing
+    /// (the hostcall fuel, derived from `[limits] output`, which is given).
+    TooMuchData {
+        output: u64,
+    },
+    /// The sandbox could not be built (e.g. a granted directory vanished).
+    Unavailable(String),
+}
+
+impl CallFailure {
+    /// How the audit log records this outcome.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            CallFailure::Timeout(_) => Outcome::Timeout,
+            CallFailure::MemoryLimit(_) => Outcome::MemoryLimit,
+            CallFailure::FuelExhausted(_) => Outcome::FuelLimit,
+            CallFailure::Trap { .. } => Outcome::Trap,
+            CallFailure::Cancelled => Outcome::Cancelled,
+            CallFailure::Busy { .. } => Outcome::Busy,
+            CallFailure::HandleLimit(_) => Outcome::HandleLimit,
+            CallFailure::TooMuchData { .. } => Outcome::OutputLimit,
+            CallFailure::Unavailable(_) => Outcome::Unavailable,
+        }
+    }
+
+    /// A message for the client that names the plugin, what happened and,
+    /// for a limit, the manifest key that raises it.
+    /// `manifest` is the manifest's file name, where a limit would be raised.
+    pub fn describe(&self, plugin: &str, manifest: &str, what: &str) -> String {
+        match self {
+            CallFailure::Timeout(limit) => format!(
+                "plugin `{plugin}` exceeded its {} time limit while running {what}; \
+                 the operator can raise `[limits] timeout` in {manifest}",
+                humantime::format_duration(*limit)
+            ),
+            CallFailure::MemoryLimit(limit) => format!(
+                "plugin `{plugin}` exceeded its {} memory limit while running {what}; \
+                 the operator can raise `[limits] memory` in {manifest}",
+                format_size(*limit)
+            ),
+            CallFailure::FuelExhausted(fuel) => format!(
+                "plugin `{plugin}` used up its fuel ({fuel} units) while running {what}; \
+                 the operator can raise `[limits] fuel` in {manifest}"
+            ),
+            CallFailure::Trap { message, stderr_tail } => {
+                let mut text = format!("plugin `{plugin}` crashed while running {what}: {message}");
+                if let Some(tail) = stderr_tail {
+                    text.push_str(&format!(" — it printed: {tail}"));
+                }
+                text
+            }
+            CallFailure::HandleLimit(limit) => format!(
+                "plugin `{plugin}` tried to hold more than {limit} handles (files, sockets, streams, HTTP \
+                 requests) at once while running {what}; the operator can raise `[limits] handles` in {manifest}"
+            ),
+            CallFailure::TooMuchData { output } => format!(
+                "plugin `{plugin}` handed Warden more data than it reads in one go ({}) while running {what}, \
+                 far beyond its output limit of {}; the operator can raise `[limits] output` in {manifest}",
+                format_size(hostcall_fuel(*output) as u64),
+                format_size(*output)
+            ),
+            CallFailure::Cancelled => format!("the call to {what} of plugin `{plugin}` was cancelled"),
+            CallFailure::Unavailable(why) => format!("plugin `{plugin}` cannot run {what}: {why}"),
+            CallFailure::Busy { concurrency } => format!(
+                "plugin `{plugin}` is busy: {concurrency} calls are already running and none finished in time; \
+                 try again, or the operator can raise `[limits] concurrency` in {manifest}"
+            ),
+        }
+    }
+}
+
+/// What a plugin needs at call time: its prepared component and policy.
+pub struct Prepared {
+    pub pre: InstancePre<Sandbox>,
+    pub policy: Policy,
+    pub concurrency: Semaphore,
+}
+
+impl Prepared {
+    pub fn new(pre: InstancePre<Sandbox>, policy: Policy) -> Self {
+        let concurrency = Semaphore::new(policy.limits.concurrency as usize);
+        Self {
+            pre,
+            policy,
+            concurrency,
+        }
+    }
+}
+
+/// What the host saw of one call: timings (for benchmarks) and the
+/// accesses it refused (for the audit log).
+#[derive(Debug, Clone, Default)]
+pub struct CallReport {
+    pub setup: Duration,
+    pub instantiate: Duration,
+    pub run: Duration,
+    /// Linear memory and tables the instance held at the end (bytes).
+    pub memory: usize,
+    pub denials: Vec<String>,
+    /// Every refused access, by kind (also those `denials` only counts).
+    pub denied: crate::metrics::DenialCounts,
+}
+
+impl CallReport {
+    /// Adds the interaction requests the manifest did not grant.
+    pub fn add_interaction_denials(&mut self, denied: Vec<String>) {
+        self.denied
+            .add(crate::metrics::DenialKind::Interaction, denied.len() as u64);
+        self.denials.extend(denied);
+    }
+}
+
+/// The interfaces a component may import: what `Backend::new` links.
+/// Versions are matched by wasmtime (any 0.2.x of WASI).
+const PROVIDED_IMPORTS: [&str; 9] = [
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+    "wasi:http/",
+    "wasi:config/store@",
+    "warden:plugin/",
+];
+
+/// What to tell the author of a component that imports something else.
+pub const PROVIDED_IMPORTS_HELP: &str = "Warden provides WASI 0.2 (cli, clocks, filesystem, io, random, sockets, \
+     http — each governed by the manifest), `wasi:config/store` (values from the manifest's `[config]`) \
+     and the `warden:plugin` host interface";
+
+/// Whether Warden provides the import `name` (an interface name such as
+/// `wasi:io/streams@0.2.6`).
+pub fn provides(name: &str) -> bool {
+    PROVIDED_IMPORTS.iter().any(|prefix| name.starts_with(prefix))
+}
+
+/// An engine and the linker that provides Warden's imports on it.
+struct Backend {
+    engine: Engine,
+    linker: Linker<Sandbox>,
+}
+
+impl Backend {
+    fn new(engine: Engine) -> Result<Self> {
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(anyhow::Error::from)
+            .context("cannot link WASI")?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            .map_err(anyhow::Error::from)
+            .context("cannot link WASI HTTP")?;
+        config_store::add_to_linker(&mut linker).context("cannot link WASI config")?;
+        // Every served contract version's `host` interface, side by side.
+        contract::v0_1_0::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
+            .map_err(anyhow::Error::from)
+            .context("cannot link the host interface (0.1.0)")?;
+        contract::v0_2_0::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
+            .map_err(anyhow::Error::from)
+            .context("cannot link the host interface (0.2.0)")?;
+        spawn_epoch_ticker(&engine);
+        Ok(Self { engine, linker })
+    }
+}
+
+impl Runtime {
+    pub fn new() -> Result<Arc<Self>> {
+        let memory_reset = MemoryReset::detect();
+        let (engine, pooling) = match Engine::new(&engine_config(Some(memory_reset.mode()), false)) {
+            Ok(engine) => (engine, true),
+            Err(error) => {
+                tracing::warn!(
+                    "the pooling allocator could not reserve its address space ({error:#}); \
+                     falling back to on-demand allocation (slower per call)"
+                );
+                (Engine::new(&engine_config(None, false))?, false)
+            }
+        };
+        Ok(Arc::new(Self {
+            standard: Backend::new(engine)?,
+            metered: OnceLock::new(),
+            instances: Semaphore::new(MAX_INSTANCES as usize),
+            handles: HandleBudget::from_process_limit(),
+            memory_reset,
+            pooling,
+        }))
+    }
+
+    /// How pooled memory is wiped between calls.
+    pub fn memory_reset(&self) -> ResetMode {
+        self.memory_reset.mode()
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.standard.engine
+    }
+
+    pub fn pooling(&self) -> bool {
+        self.pooling
+    }
+
+    /// Plugins with a `[limits] fuel` budget run on a second engine that
+    /// counts fuel: instrumenting every plugin would slow them all down.
+    fn backend(&self, metered: bool) -> Result<&Backend> {
+        if !metered {
+            return Ok(&self.standard);
+        }
+        if let Some(backend) = self.metered.get() {
+            return Ok(backend);
+        }
+        let backend = Backend::new(Engine::new(&engine_config(None, true))?)?;
+        Ok(self.metered.get_or_init(|| backend))
+    }
+
+    /// The engine a plugin runs on: the fuel-metering one for plugins with a
+    /// `[limits] fuel` budget. Compiled code is specific to it.
+    pub fn engine_for(&self, metered: bool) -> Result<&Engine> {
+        Ok(&self.backend(metered)?.engine)
+    }
+
+    /// Compiles a component. CPU-heavy: call it from a blocking thread.
+    pub fn compile(&self, bytes: &[u8], metered: bool) -> Result<Component> {
+        Ok(Component::new(&self.backend(metered)?.engine, bytes)?)
+    }
+
+    /// Resolves a component's imports against what Warden provides.
+    pub fn prepare(&self, component: &Component) -> Result<InstancePre<Sandbox>> {
+        let metered = !Engine::same(component.engine(), &self.standard.engine);
+        Ok(self.backend(metered)?.linker.instantiate_pre(component)?)
+    }
+
+    /// Runs `body` against a fresh instance of `plugin`, under the plugin's
+    /// limits, and classifies every way it can fail.
+    pub async fn invoke<T>(
+        &self,
+        plugin: &Prepared,
+        call: CallContext,
+        body: impl AsyncFnOnce(&mut Store<Sandbox>, Instance) -> wasmtime::Result<T>,
+    ) -> (Result<T, CallFailure>, CallReport) {
+        let mut timings = CallReport::default();
+        let limits = &plugin.policy.limits;
+        if let Err(why) = self.memory_reset.check() {
+            return (Err(CallFailure::Unavailable(why)), timings);
+        }
+        // A busy plugin's call waits at most half its time limit (leaving the
+        // other half to run) for its own slot and its handles together; only
+        // a call that cannot start at once pays for a timer.
+        let busy = || CallFailure::Busy {
+            concurrency: limits.concurrency,
+        };
+        let (_slot, _handles) = match (
+            plugin.concurrency.try_acquire(),
+            self.handles.try_reserve(limits.handles),
+        ) {
+            (Ok(slot), Some(handles)) => (slot, handles),
+            _ => {
+                let wait = async {
+                    let slot = plugin.concurrency.acquire().await.ok()?;
+                    Some((slot, self.handles.reserve(limits.handles).await))
+                };
+                match tokio::time::timeout(BUSY_WAIT.min(limits.timeout / 2), wait).await {
+                    Ok(Some(acquired)) => acquired,
+                    _ => return (Err(busy()), timings),
+                }
+            }
+        };
+        // The pool has a fixed number of slots: wait for one rather than fail.
+        let Ok(_instance_slot) = self.instances.acquire().await else {
+            unreachable!("the instance semaphore is never closed")
+        };
+        let cancel = call.cancel.clone();
+        let plugin_name = call.plugin.clone();
+        let started = Instant::now();
+        let sandbox = match Sandbox::new(&plugin.policy, call) {
+            Ok(sandbox) => sandbox,
+            Err(error) => return (Err(CallFailure::Unavailable(format!("{error:#}"))), timings),
+        };
+        let mut store = Store::new(plugin.pre.engine(), sandbox);
+        store.limiter(|sandbox| &mut sandbox.limiter);
+        // What one crossing (an answer, or data passed to a host function)
+        // may make the host allocate to read it: a `list<string>` whose
+        // items all point at the same bytes must not be copied without end.
+        store.set_hostcall_fuel(hostcall_fuel(limits.output));
+        if let Some(fuel) = limits.fuel {
+            store
+                .set_fuel(fuel)
+                .expect("metered plugins run on the fuel-counting engine");
+        }
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_async_yield_and_update(1);
+        timings.setup = started.elapsed();
+
+        let run = async {
+            let instantiated = Instant::now();
+            let instance = plugin.pre.instantiate_async(&mut store).await?;
+            let instantiate = instantiated.elapsed();
+            let value = body(&mut store, instance).await?;
+            wasmtime::Result::Ok((value, instantiate))
+        };
+        let mut timed = Box::pin(tokio::time::timeout(limits.timeout, run));
+        let ran = Instant::now();
+        let result = tokio::select! {
+            result = &mut timed => Some(result),
+            () = cancel.cancelled() => None,
+        };
+        let result = match result {
+            Some(result) => Some(result),
+            // Cancelled: a cooperative guest sees `host.cancelled()` and returns.
+            None => tokio::time::timeout(CANCEL_GRACE, &mut timed).await.ok(),
+        };
+        // Dropping the future drops the guest's stack: whatever it was doing
+        // ends here.
+        drop(timed);
+        (timings.denials, timings.denied) = store.data().denials.take(&plugin_name);
+        timings.memory = store.data().limiter.used();
+        let Some(result) = result else {
+            store.data().finish(&plugin_name);
+            drop(store);
+            self.check_memory_reset();
+            return (Err(CallFailure::Cancelled), timings);
+        };
+        timings.run = ran.elapsed();
+        let sandbox = store.data();
+        let outcome = match result {
+            Err(_elapsed) => Err(CallFailure::Timeout(limits.timeout)),
+            Ok(Ok((value, instantiate))) => {
+                timings.instantiate = instantiate;
+                timings.run = timings.run.saturating_sub(instantiate);
+                Ok(value)
+            }
+            Ok(Err(_)) if sandbox.limiter.exceeded => Err(CallFailure::MemoryLimit(limits.memory)),
+            Ok(Err(error)) if is_out_of_fuel(&error) => {
+                Err(CallFailure::FuelExhausted(limits.fuel.unwrap_or_default()))
+            }
+            Ok(Err(error)) if is_table_full(&error) => Err(CallFailure::HandleLimit(limits.handles)),
+            Ok(Err(error)) if is_hostcall_fuel_exhausted(&error) => {
+                Err(CallFailure::TooMuchData { output: limits.output })
+            }
+            Ok(Err(error)) => Err(CallFailure::Trap {
+                message: trap_message(&error),
+                stderr_tail: sandbox.stderr.crash_summary(),
+            }),
+        };
+        sandbox.finish(&plugin_name);
+        // The slot's memory is wiped when the store goes.
+        drop(store);
+        self.check_memory_reset();
+        (outcome, timings)
+    }
+
+    /// After a slot was wiped: notices swap that appeared meanwhile, so the
+    /// next call is refused rather than handed a slot that may not be clean.
+    fn check_memory_reset(&self) {
+        if self.pooling {
+            let _ = self.memory_reset.check();
+        }
+    }
+}
+
+/// The host memory one guest-to-host crossing may take, in bytes as
+/// wasmtime counts them (each lifted value costs its in-memory size, so a
+/// `list<u8>` of n bytes costs about 32 n): 64 times the output limit,
+/// between 16 MiB and 256 MiB.
+pub fn hostcall_fuel(output_limit: u64) -> usize {
+    usize::try_from(output_limit.saturating_mul(64).clamp(16 << 20, 256 << 20)).unwrap_or(256 << 20)
+}
+
+/// A full resource table: the guest held `[limits] handles` resources.
+fn is_table_full(error: &wasmtime::Error) -> bool {
+    error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<ResourceTableError>(),
+            Some(ResourceTableError::Full)
+        )
+    })
+}
+
+/// The hostcall fuel ran out. wasmtime's error type for it is private, so
+/// its message is what identifies it (`tests/sandbox.rs` and `tests/plain.rs`
+/// fail if that message changes).
+fn is_hostcall_fuel_exhausted(error: &wasmtime::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .to_string()
+            .contains("fuel allocated for hostcalls has been exhausted")
+    })
+}
+
+fn is_out_of_fuel(error: &wasmtime::Error) -> bool {
+    error.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel)
+}
+
+/// Per pooled memory, how much a call's dirtied memory may stay resident
+/// for the next call (reset to its initial contents) instead of being
+/// returned to the kernel.
+const KEEP_RESIDENT: usize = 2 << 20;
+
+/// `reset`: how pooled memory is wiped (`None`: no pooling).
+fn engine_config(reset: Option<ResetMode>, fuel: bool) -> Config {
+    let mut config = Config::new();
+    config.consume_fuel(fuel);
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    // Hot paths compile once per plugin version; optimise them fully.
+    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    if let Some(reset) = reset {
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(MAX_INSTANCES)
+            .total_core_instances(MAX_INSTANCES * 8)
+            .total_memories(MAX_INSTANCES * 2)
+            .total_tables(MAX_INSTANCES * 8)
+            .total_stacks(MAX_INSTANCES)
+            .max_core_instances_per_component(32)
+            .max_memories_per_component(4)
+            .max_tables_per_component(16)
+            .max_component_instance_size(1 << 20)
+            .max_core_instance_size(1 << 20)
+            // A slot's memory is reset between calls either way; resetting
+            // the pages a call dirtied with `memset` (found with Linux's
+            // PAGEMAP_SCAN) instead of `madvise` spares the next call a page
+            // fault per page it touches. Bounded per slot, so a plugin that
+            // touched 64 MiB does not keep it all resident.
+            // Only where it is sound: see memory_reset.rs.
+            .pagemap_scan(reset.pagemap_scan())
+            .linear_memory_keep_resident(reset.keep_resident(KEEP_RESIDENT))
+            .table_keep_resident(reset.keep_resident(64 << 10));
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    config
+}
+
+/// Advances the engine's epoch from a dedicated OS thread: a tokio task
+/// could be starved by the very guest it is meant to interrupt.
+fn spawn_epoch_ticker(engine: &Engine) {
+    let engine = engine.weak();
+    std::thread::Builder::new()
+        .name("warden-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = engine.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("cannot start the epoch thread");
+}
+
+fn trap_message(error: &wasmtime::Error) -> String {
+    let header_limit = error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<wasmtime_wasi_http::FieldMapError>(),
+            Some(wasmtime_wasi_http::FieldMapError::TotalSizeTooBig)
+        )
+    });
+    if header_limit {
+        return format!(
+            "it grew an HTTP header collection past {} KiB, the most one may hold",
+            sandbox::MAX_HEADER_BYTES >> 10
+        );
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::UnreachableCodeReached) => "the plugin panicked (wasm `unreachable` executed)".into(),
+        Some(Trap::StackOverflow) => "the plugin overflowed its stack".into(),
+        Some(trap) => format!("wasm trap: {trap}"),
+        // A host error's text may carry what the guest passed in.
+        None => crate::printable::one_line(&format!("{:#}", error.root_cause()))
+            .chars()
+            .take(1000)
+            .collect(),
+    }
+}

@@ -1,0 +1,17 @@
+//! Transports: how MCP messages reach the handler.
+
+pub mod auth;
+
+mod authenticate;
+mod body_deadline;
+mod connections;
+mod drain;
+pub mod http;
+pub mod replica;
+mod scope_check;
+mod session_owners;
+mod sessions;
+pub mod stdio;
+mod write_deadline;
+
+pub use connections::ConnectionLimits;
