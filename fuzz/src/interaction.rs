@@ -24,7 +24,7 @@ use serde_json::Value;
 use warden_runtime::grants::{HttpRule, InteractionGrant};
 use warden_mcp::interaction::answers::{self, Resumption};
 use warden_mcp::interaction::request::{self, Prepared, RequestLimits};
-use warden_mcp::interaction::{self, Binding, Kind, Retry, UsedStates, form_schema};
+use warden_mcp::interaction::{self, Binding, InputKind, Retry, UsedStates, form_schema};
 use warden_runtime::contract::types;
 
 /// A small `[limits] output`, so that the fuzzer reaches it.
@@ -163,11 +163,11 @@ fn check_answers(text: &str, grant: &InteractionGrant) {
     };
     let codec = interaction::codec_with_key(vec![7; 32]).unwrap();
     let binding = Binding::new("oauth-sub:fuzz", "sha", "tools/call", "t", b"{}");
-    let asked: BTreeMap<String, Kind> = [
-        ("form", Kind::Elicit),
-        ("login", Kind::ElicitUrl),
-        ("model", Kind::Sample),
-        ("roots", Kind::Roots),
+    let asked: BTreeMap<String, InputKind> = [
+        ("form", InputKind::Elicit),
+        ("login", InputKind::ElicitUrl),
+        ("model", InputKind::Sample),
+        ("roots", InputKind::Roots),
     ]
     .into_iter()
     .map(|(key, kind)| (key.to_string(), kind))
@@ -217,10 +217,10 @@ fn check_answers(text: &str, grant: &InteractionGrant) {
                     key => asked[key],
                 };
                 let matches = match (&answer.answer, kind) {
-                    (types::InputAnswer::Elicit(elicit), Kind::ElicitUrl) => elicit.content.is_none(),
-                    (types::InputAnswer::Elicit(_), Kind::Elicit) => true,
-                    (types::InputAnswer::Sample(_), Kind::Sample) => true,
-                    (types::InputAnswer::Roots(_), Kind::Roots) => true,
+                    (types::InputAnswer::Elicit(elicit), InputKind::ElicitUrl) => elicit.content.is_none(),
+                    (types::InputAnswer::Elicit(_), InputKind::Elicit) => true,
+                    (types::InputAnswer::Sample(_), InputKind::Sample) => true,
+                    (types::InputAnswer::Roots(_), InputKind::Roots) => true,
                     _ => false,
                 };
                 assert!(matches, "`{}` answered with another kind than asked", answer.key);

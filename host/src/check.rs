@@ -65,7 +65,7 @@ pub async fn run(target: &Path) -> Result<bool> {
 }
 
 pub fn describe(out: &mut String, plugin: &Plugin) {
-    let policy = &plugin.prepared.policy;
+    let policy = &plugin.prepared.settings;
     let names = |items: Vec<&str>| {
         if items.is_empty() {
             "none".to_string()
@@ -149,7 +149,7 @@ fn describe_functions(out: &mut String, plugin: &Plugin, plain: &PlainExports) {
 /// Each tool's annotations as served, what its author claimed, and which
 /// claims the grants corrected (see `annotations`).
 fn tool_annotations(out: &mut String, plugin: &Plugin) {
-    let reach = Reach::of(&plugin.prepared.policy.grants);
+    let reach = Reach::of(&plugin.prepared.settings.grants);
     let json = |a: &ToolAnnotations| serde_json::to_string(a).unwrap_or_default();
     for decl in &plugin.tools {
         let served = decl.tool.annotations.clone().unwrap_or_default();

@@ -52,7 +52,7 @@ pub async fn run(target: &Path) -> Result<std::process::ExitCode> {
         "  imports (what the component asks for → what the manifest grants)"
     );
     let engine = plugin.component.engine();
-    let grants = &plugin.prepared.policy.grants;
+    let grants = &plugin.prepared.settings.grants;
     for (name, _) in plugin.component.component_type().imports(engine) {
         let _ = writeln!(out, "    {name:<44} → {}", granted_for(name, grants));
     }

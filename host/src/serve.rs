@@ -12,7 +12,7 @@ use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 
 use crate::cli::{CacheArgs, ServeArgs};
-use warden_mcp::access::Policy;
+use warden_mcp::access::AccessPolicy;
 use warden_mcp::{InFlight, Notifier, Shared, SubscriptionLimits, WardenServer};
 use warden_plugins::catalog::{CatalogHandle, ListChanges};
 use warden_plugins::loader::Loader;
@@ -240,7 +240,7 @@ async fn oauth(args: &ServeArgs) -> Result<Option<Arc<OAuth>>> {
         issuer: issuer.clone(),
         resource: resource.clone(),
         algorithms: oauth::parse_algorithms(&args.oauth_algorithms)?,
-        policy: Policy::load(access)?,
+        policy: AccessPolicy::load(access)?,
     };
     let oauth = OAuth::discover(settings)
         .await

@@ -72,18 +72,18 @@ enum Condition {
 #[derive(Debug, Clone)]
 struct Rule {
     condition: Condition,
-    grant: Grant,
+    grant: Permissions,
 }
 
 /// The operator's access policy.
 #[derive(Debug, Clone, Default)]
-pub struct Policy {
+pub struct AccessPolicy {
     rules: Vec<Rule>,
 }
 
 /// Everything one principal may use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Grant {
+pub struct Permissions {
     every_plugin: bool,
     plugins: BTreeSet<String>,
     tools: BTreeSet<String>,
@@ -123,7 +123,7 @@ impl Target<'_> {
 /// changes): some plugin in `catalog` serves it and, in OAuth mode, `grant`
 /// reaches it. An unserved URI and an ungranted one get the same answer, so
 /// a subscription tells a principal nothing about what others may read.
-pub fn may_subscribe(grant: Option<&Grant>, catalog: &Catalog, uri: &str) -> bool {
+pub fn may_subscribe(grant: Option<&Permissions>, catalog: &Catalog, uri: &str) -> bool {
     match grant {
         None => catalog.resource_source(uri).is_some(),
         Some(grant) => grant.reaches_resource(catalog, uri),
@@ -135,14 +135,14 @@ pub fn may_subscribe(grant: Option<&Grant>, catalog: &Catalog, uri: &str) -> boo
 /// grant reaches the resource as served before or after the swap (so the
 /// update of a resource just removed still arrives). When it does not, the
 /// subscription is over: the caller drops it.
-pub fn may_deliver(grant: Option<&Grant>, swap: &Swap, uri: &str) -> bool {
+pub fn may_deliver(grant: Option<&Permissions>, swap: &Swap, uri: &str) -> bool {
     grant.is_none_or(|grant| grant.reaches_resource(swap.after(), uri) || grant.reaches_resource(swap.before(), uri))
 }
 
 /// The longest policy file read; a policy is a few rules, not a database.
 const MAX_POLICY_BYTES: u64 = 1 << 20;
 
-impl Policy {
+impl AccessPolicy {
     pub fn load(path: &Path) -> Result<Self> {
         let size = std::fs::metadata(path)
             .with_context(|| format!("cannot read the access policy {}", path.display()))?
@@ -176,9 +176,9 @@ impl Policy {
     }
 
     /// What a token with these claims may use.
-    pub fn grant(&self, claims: &Map<String, Value>) -> Grant {
+    pub fn grant(&self, claims: &Map<String, Value>) -> Permissions {
         let scopes = token_scopes(claims);
-        let mut grant = Grant::default();
+        let mut grant = Permissions::default();
         for rule in self.rules.iter().filter(|rule| rule.condition.holds(claims, &scopes)) {
             grant.add(&rule.grant);
         }
@@ -215,7 +215,7 @@ impl Policy {
     }
 }
 
-impl Policy {
+impl AccessPolicy {
     /// The names the policy grants that nothing in `catalog` has: a typo
     /// grants nothing, silently, so the operator is told at start.
     pub fn unmatched(&self, catalog: &Catalog) -> Vec<String> {
@@ -282,7 +282,7 @@ impl Rule {
         let every_plugin = rule.plugins.iter().any(|p| p == "*");
         Ok(Self {
             condition,
-            grant: Grant {
+            grant: Permissions {
                 every_plugin,
                 plugins: rule.plugins.into_iter().filter(|p| p != "*").collect(),
                 tools: rule.tools.into_iter().collect(),
@@ -322,8 +322,8 @@ pub fn token_scopes(claims: &Map<String, Value>) -> BTreeSet<&str> {
     scopes
 }
 
-impl Grant {
-    fn add(&mut self, other: &Grant) {
+impl Permissions {
+    fn add(&mut self, other: &Permissions) {
         self.every_plugin |= other.every_plugin;
         self.plugins.extend(other.plugins.iter().cloned());
         self.tools.extend(other.tools.iter().cloned());
@@ -399,7 +399,7 @@ mod tests {
 
     #[test]
     fn scopes_and_claims_grant_their_rules_and_nothing_else() {
-        let policy = Policy::parse(POLICY).unwrap();
+        let policy = AccessPolicy::parse(POLICY).unwrap();
         let notes = policy.grant(&claims(json!({ "scope": "openid notes" })));
         assert!(notes.allows(tool("notes", "add_note")));
         assert!(!notes.allows(tool("hello", "greet")));
@@ -438,7 +438,7 @@ mod tests {
 
     #[test]
     fn the_403_names_the_scopes_that_would_do() {
-        let policy = Policy::parse(POLICY).unwrap();
+        let policy = AccessPolicy::parse(POLICY).unwrap();
         assert_eq!(policy.scopes_for(tool("notes", "add_note")), ["notes"]);
         assert_eq!(policy.scopes_for(tool("hello", "greet")), ["greet"]);
         assert!(policy.scopes_for(tool("hello", "shout")).is_empty());
@@ -447,7 +447,7 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
-        let error = |text: &str| format!("{:#}", Policy::parse(text).unwrap_err());
+        let error = |text: &str| format!("{:#}", AccessPolicy::parse(text).unwrap_err());
         assert!(error("").contains("no [[allow]] rules"));
         assert!(error("[[allow]]\nplugins = [\"x\"]").contains("needs a `scope`"));
         assert!(error("[[allow]]\nscope = \"a\"").contains("grants nothing"));

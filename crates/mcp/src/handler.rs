@@ -34,7 +34,7 @@ use crate::access::{self, Target};
 use crate::principal::Principal;
 use warden_plugins::catalog::CatalogHandle;
 use warden_plugins::plugin::{CompletionRef, Plugin};
-use warden_runtime::audit::{self, AuditLog, Kind, Outcome};
+use warden_runtime::audit::{self, AuditLog, InvocationKind, Outcome};
 use warden_runtime::contract::types;
 use warden_runtime::metrics::{self, CallFacts};
 use warden_runtime::{CallContext, CallFailure, CallReport, GuestEvent, Runtime, sandbox::EVENT_BACKLOG};
@@ -79,7 +79,7 @@ struct Audit<'a> {
     plugin: Arc<str>,
     principal: Option<Arc<Principal>>,
     trace: Option<TraceParent>,
-    kind: Kind,
+    kind: InvocationKind,
     target: String,
     argument_bytes: usize,
     started: Instant,
@@ -89,7 +89,7 @@ struct Audit<'a> {
 impl Audit<'_> {
     fn record(&self, outcome: Outcome, detail: Option<&str>, denied: &[String]) {
         if let Some(log) = self.log {
-            let tool = (self.kind == Kind::ToolCall).then_some(self.target.as_str());
+            let tool = (self.kind == InvocationKind::ToolCall).then_some(self.target.as_str());
             log.record(&audit::Record {
                 time: audit::now(),
                 plugin: &self.plugin,
@@ -310,7 +310,7 @@ impl<T> Ended<T> {
 
 /// A request named a tool, prompt, resource or template the catalog does
 /// not hold: counted without the name, which the client chose.
-fn unknown_target(kind: Kind) {
+fn unknown_target(kind: InvocationKind) {
     if let Some(metrics) = metrics::get() {
         metrics.unknown_target(kind);
     }
@@ -353,11 +353,11 @@ impl WardenServer {
         Asker {
             wire,
             client: interaction::client_asks(declared.as_ref()),
-            grant: &plugin.prepared.policy.grants.interaction,
+            grant: &plugin.prepared.settings.grants.interaction,
             codec: &self.shared.state_codec,
             cancel: context.ct.clone(),
-            timeout: plugin.prepared.policy.limits.timeout,
-            output: plugin.prepared.policy.limits.output,
+            timeout: plugin.prepared.settings.limits.timeout,
+            output: plugin.prepared.settings.limits.output,
             manifest: plugin.manifest_name(),
             caller: caller_identity(context),
             used: &self.shared.used_states,
@@ -372,7 +372,7 @@ impl WardenServer {
         &self,
         plugin: &Arc<str>,
         context: &RequestContext<RoleServer>,
-        (kind, target, argument_bytes): (Kind, &str, usize),
+        (kind, target, argument_bytes): (InvocationKind, &str, usize),
         body: impl AsyncFnOnce(CallContext, Instant) -> Ended<T>,
     ) -> Result<T, McpError> {
         let mut invocation = self.invocation(plugin, context, kind, target, argument_bytes);
@@ -414,7 +414,7 @@ impl WardenServer {
         &self,
         plugin: &Arc<str>,
         context: &RequestContext<RoleServer>,
-        kind: Kind,
+        kind: InvocationKind,
         target: &str,
         argument_bytes: usize,
     ) -> Invocation<'_> {
@@ -585,7 +585,7 @@ impl ServerHandler for WardenServer {
                 }
                 // Each update follows the policy in force: a grant removed
                 // since the stream opened ends that subscription.
-                let grant = subscriber.as_ref().map(|p| p.grant_now());
+                let grant = subscriber.as_ref().map(|p| p.permissions_now());
                 let mut ended = Vec::new();
                 for uri in subscribed.iter().filter(|uri| swap.updated(uri)) {
                     if access::may_deliver(grant.as_ref(), &swap, uri) {
@@ -716,7 +716,7 @@ impl ServerHandler for WardenServer {
         let catalog = self.shared.catalog.snapshot();
         let uri = request.uri;
         let Some((plugin, template)) = catalog.resource_source(&uri) else {
-            unknown_target(Kind::ResourceRead);
+            unknown_target(InvocationKind::ResourceRead);
             return Err(resource_not_found(&uri, None));
         };
         let target = Target::Resource {
@@ -725,8 +725,8 @@ impl ServerHandler for WardenServer {
             template,
         };
         permitted(&context, target, &format!("the resource `{uri}`"))?;
-        let limit = plugin.prepared.policy.limits.output;
-        let invocation = (Kind::ResourceRead, uri.as_str(), uri.len());
+        let limit = plugin.prepared.settings.limits.output;
+        let invocation = (InvocationKind::ResourceRead, uri.as_str(), uri.len());
         let asker = self.asker(&context, plugin);
         let retry = Retry {
             responses: request.input_responses.as_ref(),
@@ -820,7 +820,7 @@ impl ServerHandler for WardenServer {
                     plugin: plugin.name.clone(),
                     principal: Some(principal.clone()),
                     trace: trace(&context),
-                    kind: Kind::ResourceRead,
+                    kind: InvocationKind::ResourceRead,
                     target: request.uri.clone(),
                     argument_bytes: request.uri.len(),
                     started: Instant::now(),
@@ -884,7 +884,7 @@ impl ServerHandler for WardenServer {
     ) -> Result<GetPromptResponse, McpError> {
         let catalog = self.shared.catalog.snapshot();
         let Some(entry) = catalog.prompt(&request.name) else {
-            unknown_target(Kind::PromptGet);
+            unknown_target(InvocationKind::PromptGet);
             return Err(McpError::invalid_params(
                 format!(
                     "unknown prompt `{}`; call prompts/list for the prompts this server offers",
@@ -912,9 +912,9 @@ impl ServerHandler for WardenServer {
             .check_arguments(arguments.iter().map(|(name, _)| name.as_str()))
             .map_err(|why| McpError::invalid_params(why, Some(serde_json::json!({ "name": request.name }))))?;
         let plugin = &entry.plugin;
-        let limit = plugin.prepared.policy.limits.output;
+        let limit = plugin.prepared.settings.limits.output;
         let argument_bytes = arguments.iter().map(|(name, value)| name.len() + value.len()).sum();
-        let invocation = (Kind::PromptGet, request.name.as_str(), argument_bytes);
+        let invocation = (InvocationKind::PromptGet, request.name.as_str(), argument_bytes);
         let asker = self.asker(&context, plugin);
         let retry = Retry {
             responses: request.input_responses.as_ref(),
@@ -995,7 +995,7 @@ impl ServerHandler for WardenServer {
         let (plugin, reference, target) = match &request.r#ref {
             Reference::Prompt(prompt) => {
                 let Some(entry) = catalog.prompt(&prompt.name) else {
-                    unknown_target(Kind::Completion);
+                    unknown_target(InvocationKind::Completion);
                     return Err(McpError::invalid_params(
                         format!("unknown prompt `{}`", prompt.name),
                         Some(serde_json::json!({ "name": prompt.name })),
@@ -1005,7 +1005,7 @@ impl ServerHandler for WardenServer {
             }
             Reference::Resource(template) => {
                 let Some(entry) = catalog.template(&template.uri) else {
-                    unknown_target(Kind::Completion);
+                    unknown_target(InvocationKind::Completion);
                     return Err(McpError::invalid_params(
                         format!(
                             "unknown resource template `{}`; call resources/templates/list for the templates",
@@ -1035,7 +1035,7 @@ impl ServerHandler for WardenServer {
         };
         permitted(&context, access_target, &format!("`{target}`"))?;
         let argument_bytes = request.argument.name.len() + request.argument.value.len();
-        let invocation = (Kind::Completion, target.as_str(), argument_bytes);
+        let invocation = (InvocationKind::Completion, target.as_str(), argument_bytes);
         let completion = self
             .invoke(&plugin.name, &context, invocation, async |call, _| {
                 let (reply, report) = plugin
@@ -1054,7 +1054,7 @@ impl ServerHandler for WardenServer {
                         content::completion_values(
                             values,
                             CompletionInfo::MAX_VALUES,
-                            plugin.prepared.policy.limits.output,
+                            plugin.prepared.settings.limits.output,
                         )
                         .map_err(|error| (error.outcome(), content_error(&error, plugin, what)))
                     })
@@ -1075,7 +1075,7 @@ impl ServerHandler for WardenServer {
     ) -> Result<CallToolResponse, McpError> {
         let catalog = self.shared.catalog.snapshot();
         let Some(entry) = catalog.tool(&request.name) else {
-            unknown_target(Kind::ToolCall);
+            unknown_target(InvocationKind::ToolCall);
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool `{}`; call tools/list for the tools this server offers",
@@ -1092,7 +1092,11 @@ impl ServerHandler for WardenServer {
         };
         permitted(&context, target, &format!("the tool `{}`", request.name))?;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let invocation = (Kind::ToolCall, request.name.as_ref(), arguments.to_string().len());
+        let invocation = (
+            InvocationKind::ToolCall,
+            request.name.as_ref(),
+            arguments.to_string().len(),
+        );
         let asker = self.asker(&context, plugin);
         let retry = Retry {
             responses: request.input_responses.as_ref(),

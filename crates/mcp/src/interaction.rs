@@ -153,7 +153,7 @@ pub fn granted(grant: &InteractionGrant) -> Asks {
 /// The kind of a request, as the sealed state remembers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Kind {
+pub enum InputKind {
     /// Form-mode elicitation.
     Elicit,
     /// URL-mode elicitation: its answer has no content.
@@ -162,13 +162,13 @@ pub enum Kind {
     Roots,
 }
 
-impl Kind {
+impl InputKind {
     /// As refusals name it.
     pub fn describe(self) -> &'static str {
         match self {
-            Kind::Elicit | Kind::ElicitUrl => "elicitation",
-            Kind::Sample => "sampling",
-            Kind::Roots => "roots",
+            InputKind::Elicit | InputKind::ElicitUrl => "elicitation",
+            InputKind::Sample => "sampling",
+            InputKind::Roots => "roots",
         }
     }
 }
@@ -181,7 +181,7 @@ struct Carried {
     /// The plugin's state, base64.
     state: String,
     /// What was asked of the client, by key.
-    asked: BTreeMap<String, Kind>,
+    asked: BTreeMap<String, InputKind>,
     /// What was answered `refused` without asking, by key.
     refused: BTreeMap<String, String>,
 }
@@ -218,7 +218,7 @@ pub fn seal(
     binding: &Binding,
     round: u32,
     state: &[u8],
-    asked: BTreeMap<String, Kind>,
+    asked: BTreeMap<String, InputKind>,
     refused: BTreeMap<String, String>,
 ) -> Result<String, McpError> {
     let carried = Carried {
@@ -302,7 +302,7 @@ where
         let plan = plan(asker, asked.requests, denied)?;
         match &asker.wire {
             Wire::Stateless if !plan.to_ask.is_empty() => {
-                let asked_kinds: BTreeMap<String, Kind> = plan
+                let asked_kinds: BTreeMap<String, InputKind> = plan
                     .to_ask
                     .iter()
                     .map(|(key, (kind, _))| (key.clone(), *kind))
@@ -375,7 +375,7 @@ where
 /// One round's requests, sorted: what to put to the client, and what to
 /// answer `refused` without asking.
 struct Plan {
-    to_ask: BTreeMap<String, (Kind, InputRequest)>,
+    to_ask: BTreeMap<String, (InputKind, InputRequest)>,
     refused: Vec<(String, String)>,
 }
 
@@ -387,11 +387,11 @@ fn plan(asker: &Asker<'_>, requests: Vec<request::Checked>, denied: &mut Vec<Str
     for checked in requests {
         let what = checked.kind.describe();
         let declared = match checked.kind {
-            Kind::Elicit => asker.client.elicit_form,
-            Kind::ElicitUrl => asker.client.elicit_url,
-            Kind::Sample if checked.with_tools => asker.client.sample_with_tools,
-            Kind::Sample => asker.client.sample,
-            Kind::Roots => asker.client.list_roots,
+            InputKind::Elicit => asker.client.elicit_form,
+            InputKind::ElicitUrl => asker.client.elicit_url,
+            InputKind::Sample if checked.with_tools => asker.client.sample_with_tools,
+            InputKind::Sample => asker.client.sample,
+            InputKind::Roots => asker.client.list_roots,
         };
         if matches!(checked.prepared, Prepared::NotGranted) {
             denied.push(format!("interaction.{what} (request `{}`)", checked.key));
@@ -404,9 +404,11 @@ fn plan(asker: &Asker<'_>, requests: Vec<request::Checked>, denied: &mut Vec<Str
         if !declared && !matches!(asker.wire, Wire::Detached) {
             any_missing = true;
             match checked.kind {
-                Kind::Elicit | Kind::ElicitUrl => missing.elicitation = Some(ElicitationCapability::default()),
-                Kind::Sample => missing.sampling = Some(SamplingCapability::default()),
-                Kind::Roots => missing.roots = Some(RootsCapabilities::default()),
+                InputKind::Elicit | InputKind::ElicitUrl => {
+                    missing.elicitation = Some(ElicitationCapability::default())
+                }
+                InputKind::Sample => missing.sampling = Some(SamplingCapability::default()),
+                InputKind::Roots => missing.roots = Some(RootsCapabilities::default()),
             }
             refused.push((checked.key, format!("the client does not support {what}")));
             continue;
@@ -444,7 +446,7 @@ fn refused_answers(refused: Vec<(String, String)>) -> Vec<types::KeyedAnswer> {
 async fn ask(
     peer: &Peer<RoleServer>,
     asker: &Asker<'_>,
-    kind: Kind,
+    kind: InputKind,
     request: InputRequest,
     deadline: tokio::time::Instant,
 ) -> types::InputAnswer {
@@ -515,7 +517,7 @@ mod tests {
         }
     }
 
-    fn seal(codec: &RequestStateCodec, binding: &Binding, asked: &[(&str, Kind)], ttl: Duration) -> String {
+    fn seal(codec: &RequestStateCodec, binding: &Binding, asked: &[(&str, InputKind)], ttl: Duration) -> String {
         let carried = Carried {
             round: 1,
             state: base64(b"mine"),
@@ -560,7 +562,7 @@ mod tests {
     fn a_retry_opens_only_state_issued_for_the_same_caller_and_request_once() {
         let (codec, grant) = (codec(), granted_all());
         let binding = Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", b"{}");
-        let sealed = seal(&codec, &binding, &[("name", Kind::Elicit)], STATE_TTL);
+        let sealed = seal(&codec, &binding, &[("name", InputKind::Elicit)], STATE_TTL);
         let responses: InputResponses = [(
             "name".to_string(),
             json!({"action": "accept", "content": {"name": "Ada"}}),
@@ -631,7 +633,7 @@ mod tests {
         let sealed = seal(
             &codec,
             &binding,
-            &[("name", Kind::Elicit), ("login", Kind::ElicitUrl)],
+            &[("name", InputKind::Elicit), ("login", InputKind::ElicitUrl)],
             STATE_TTL,
         );
         let grant = granted_all();
@@ -696,16 +698,16 @@ mod tests {
         let (round, input) = answers::resume(&resumption(&codec, &binding, &grant, &used), without_state()).unwrap();
         assert_eq!((round, input.is_none()), (1, true));
         let granted = granted_all();
-        let asked: BTreeMap<String, Kind> = [("confirm".to_string(), Kind::Elicit)].into();
+        let asked: BTreeMap<String, InputKind> = [("confirm".to_string(), InputKind::Elicit)].into();
         let early = answers::answered_ahead(&responses, &asked, &granted).unwrap().unwrap();
         assert_eq!(early.len(), 1);
         assert!(matches!(early[0].answer, types::InputAnswer::Elicit(_)));
-        let other: BTreeMap<String, Kind> = [("name".to_string(), Kind::Elicit)].into();
+        let other: BTreeMap<String, InputKind> = [("name".to_string(), InputKind::Elicit)].into();
         assert!(
             answers::answered_ahead(&responses, &other, &granted).unwrap().is_none(),
             "unanswered: ask"
         );
-        let sampled: BTreeMap<String, Kind> = [("confirm".to_string(), Kind::Sample)].into();
+        let sampled: BTreeMap<String, InputKind> = [("confirm".to_string(), InputKind::Sample)].into();
         let error = answers::answered_ahead(&responses, &sampled, &granted).unwrap_err();
         assert!(
             error.message.contains("inputResponses.confirm: `role` must be"),

@@ -126,7 +126,7 @@ async fn deliver(peer: Peer<RoleServer>, session: Weak<Session>, mut swaps: Swap
                 peer.notify_prompt_list_changed().await?;
             }
             for (uri, subscriber) in subscriptions.into_iter().filter(|(uri, _)| swap.updated(uri)) {
-                let grant = subscriber.as_ref().map(|principal| principal.grant_now());
+                let grant = subscriber.as_ref().map(|principal| principal.permissions_now());
                 if !access::may_deliver(grant.as_ref(), &swap, &uri) {
                     ended_by_policy(&session, &uri, subscriber.as_deref());
                     continue;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use serde_json::{Map, Value};
 
-use crate::access::{Grant, Policy, Target};
+use crate::access::{AccessPolicy, Permissions, Target};
 
 /// How far clocks may differ: `exp` and `nbf` are checked this loosely.
 pub const LEEWAY_SECS: u64 = 30;
@@ -18,16 +18,16 @@ pub struct Principal {
     pub subject: String,
     /// What the policy granted when the token was checked: good for the
     /// request it came with.
-    pub grant: Grant,
+    pub grant: Permissions,
     claims: Arc<Map<String, Value>>,
     /// The policy in force, which the policy file's reloads replace.
-    policy: Arc<ArcSwap<Policy>>,
+    policy: Arc<ArcSwap<AccessPolicy>>,
 }
 
 impl Principal {
     /// The principal a verified token's `claims` stand for, granted what
     /// `policy` (now) grants them.
-    pub fn new(subject: String, claims: Map<String, Value>, policy: Arc<ArcSwap<Policy>>) -> Self {
+    pub fn new(subject: String, claims: Map<String, Value>, policy: Arc<ArcSwap<AccessPolicy>>) -> Self {
         let grant = policy.load().grant(&claims);
         Self {
             subject,
@@ -44,7 +44,7 @@ impl Principal {
     /// What the policy in force grants this principal now: for what outlives
     /// the request (a subscription's updates), which must end when the
     /// operator removes the grant — or when the token expires (nothing).
-    pub fn grant_now(&self) -> Grant {
+    pub fn permissions_now(&self) -> Permissions {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -54,7 +54,7 @@ impl Principal {
             .and_then(Value::as_f64)
             .is_some_and(|exp| now as f64 > exp + LEEWAY_SECS as f64);
         if expired {
-            return Grant::default();
+            return Permissions::default();
         }
         self.policy.load().grant(&self.claims)
     }
@@ -66,7 +66,7 @@ mod tests {
 
     use super::*;
 
-    fn principal(claims: Value, policy: &Arc<ArcSwap<Policy>>) -> Principal {
+    fn principal(claims: Value, policy: &Arc<ArcSwap<AccessPolicy>>) -> Principal {
         let Value::Object(claims) = claims else { unreachable!() };
         Principal::new("alice".into(), claims, policy.clone())
     }
@@ -77,26 +77,26 @@ mod tests {
             plugin: "notes",
             name: "add_note",
         };
-        let policy = Policy::parse("[[allow]]\nscope = \"notes\"\nplugins = [\"notes\"]").unwrap();
+        let policy = AccessPolicy::parse("[[allow]]\nscope = \"notes\"\nplugins = [\"notes\"]").unwrap();
         let policy = Arc::new(ArcSwap::from_pointee(policy));
         let far = 4_000_000_000u64;
         let alice = principal(json!({ "sub": "alice", "scope": "notes", "exp": far }), &policy);
-        assert!(alice.allows(tool) && alice.grant_now().allows(tool));
+        assert!(alice.allows(tool) && alice.permissions_now().allows(tool));
 
         // The operator removes the rule: the request's grant stays what it
         // was, what outlives it follows the new policy.
         policy.store(Arc::new(
-            Policy::parse("[[allow]]\nscope = \"other\"\nplugins = [\"notes\"]").unwrap(),
+            AccessPolicy::parse("[[allow]]\nscope = \"other\"\nplugins = [\"notes\"]").unwrap(),
         ));
         assert!(alice.allows(tool));
-        assert!(alice.grant_now().is_empty());
+        assert!(alice.permissions_now().is_empty());
 
         // A token past its `exp` (and the leeway) is granted nothing any more.
         policy.store(Arc::new(
-            Policy::parse("[[allow]]\nscope = \"notes\"\nplugins = [\"notes\"]").unwrap(),
+            AccessPolicy::parse("[[allow]]\nscope = \"notes\"\nplugins = [\"notes\"]").unwrap(),
         ));
         let expired = principal(json!({ "sub": "alice", "scope": "notes", "exp": 1_000_000 }), &policy);
-        assert!(expired.grant_now().is_empty());
-        assert!(!alice.grant_now().is_empty());
+        assert!(expired.permissions_now().is_empty());
+        assert!(!alice.permissions_now().is_empty());
     }
 }

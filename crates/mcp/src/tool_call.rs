@@ -49,7 +49,7 @@ pub async fn run(
     asker: &Asker<'_>,
     retry: Retry<'_>,
 ) -> ToolCall {
-    let limit = plugin.prepared.policy.limits.output;
+    let limit = plugin.prepared.settings.limits.output;
     let mut violations = declarations::violations(&decl.input, arguments);
     // What a schema cannot say (a base64 body): checked before any sandbox exists.
     if violations.is_empty()

@@ -30,7 +30,7 @@
 use rmcp::model::ToolAnnotations;
 
 use crate::declarations::ToolDecl;
-use warden_runtime::grants::{Access, Grants};
+use warden_runtime::grants::{Grants, MountAccess};
 
 /// What a plugin's calls can reach outside their sandbox, from its grants.
 /// Each field names the first grant (as the manifest writes it) that
@@ -58,7 +58,7 @@ impl Reach {
         let writable_mount = grants
             .mounts
             .iter()
-            .find(|m| m.access == Access::ReadWrite)
+            .find(|m| m.access == MountAccess::ReadWrite)
             .map(|m| format!("{} (read-write)", m.key()));
         Self {
             write: writable_mount.or_else(|| network.clone()),
@@ -170,7 +170,7 @@ mod tests {
     use super::*;
     use warden_runtime::grants::{HttpRule, Mount};
 
-    fn mount(access: Access) -> Mount {
+    fn mount(access: MountAccess) -> Mount {
         Mount {
             host: PathBuf::from("/srv/data"),
             guest: "/data".into(),
@@ -185,9 +185,9 @@ mod tests {
             "nothing" => {}
             "env and read-only mount" => {
                 grants.env.push(("TOKEN".into(), "x".into()));
-                grants.mounts.push(mount(Access::ReadOnly));
+                grants.mounts.push(mount(MountAccess::ReadOnly));
             }
-            "writable mount" => grants.mounts.push(mount(Access::ReadWrite)),
+            "writable mount" => grants.mounts.push(mount(MountAccess::ReadWrite)),
             "http" => grants.http.rules.push(HttpRule::parse("api.example.com").unwrap()),
             "tcp" => grants.sockets.tcp.push("127.0.0.1:5432".parse().unwrap()),
             "udp" => grants.sockets.udp.push("127.0.0.1:53".parse().unwrap()),
@@ -229,7 +229,7 @@ mod tests {
         }
         // A writable mount is named before a network grant.
         let mut both = grants("http");
-        both.mounts.push(mount(Access::ReadWrite));
+        both.mounts.push(mount(MountAccess::ReadWrite));
         assert_eq!(
             Reach::of(&both).write.as_deref(),
             Some("filesystem.\"/srv/data\" (read-write)")

@@ -23,7 +23,7 @@ use warden_runtime::manifest::Manifest;
 use warden_runtime::mounts::PinnedMounts;
 use warden_runtime::naming;
 use warden_runtime::pinned::canonical_as_far_as_exists;
-use warden_runtime::{self as runtime, CallContext, Policy, Prepared, Runtime};
+use warden_runtime::{self as runtime, CallContext, Prepared, Runtime, SandboxSettings};
 
 /// The contract, as messages name it (every served version: see `contract::VERSIONS`).
 const CONTRACT: &str = "warden:plugin";
@@ -284,7 +284,7 @@ impl Loader {
         let manifest_name = crate::plugin::manifest_name(&source.component, source.manifest.as_deref());
         let prepared = Prepared::new(
             pre,
-            Policy {
+            SandboxSettings {
                 limits: manifest.limits.clone(),
                 grants: Arc::new(manifest.grants.clone()),
                 config: Arc::new(manifest.grants.config.iter().cloned().collect()),

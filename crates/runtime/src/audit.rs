@@ -39,7 +39,7 @@ pub enum Outcome {
 /// What a plugin was asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Kind {
+pub enum InvocationKind {
     ToolCall,
     ResourceRead,
     PromptGet,
@@ -68,14 +68,14 @@ impl Outcome {
     }
 }
 
-impl Kind {
+impl InvocationKind {
     /// As the audit log writes it (and `/metrics` labels it).
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::ToolCall => "tool-call",
-            Kind::ResourceRead => "resource-read",
-            Kind::PromptGet => "prompt-get",
-            Kind::Completion => "completion",
+            InvocationKind::ToolCall => "tool-call",
+            InvocationKind::ResourceRead => "resource-read",
+            InvocationKind::PromptGet => "prompt-get",
+            InvocationKind::Completion => "completion",
         }
     }
 }
@@ -91,7 +91,7 @@ pub struct Record<'a> {
     /// The W3C `traceparent` the request carried (`_meta` or header).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<&'a str>,
-    pub kind: Kind,
+    pub kind: InvocationKind,
     /// The tool or prompt name, the resource URI, or for a completion the
     /// prompt name or URI template.
     pub target: &'a str,
@@ -188,7 +188,12 @@ mod names {
         ] {
             assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.as_str());
         }
-        for kind in [Kind::ToolCall, Kind::ResourceRead, Kind::PromptGet, Kind::Completion] {
+        for kind in [
+            InvocationKind::ToolCall,
+            InvocationKind::ResourceRead,
+            InvocationKind::PromptGet,
+            InvocationKind::Completion,
+        ] {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
         }
     }

@@ -177,16 +177,16 @@ impl HttpRule {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub enum MountAccess {
     ReadOnly,
     ReadWrite,
 }
 
-impl Access {
+impl MountAccess {
     pub fn as_str(self) -> &'static str {
         match self {
-            Access::ReadOnly => "read-only",
-            Access::ReadWrite => "read-write",
+            MountAccess::ReadOnly => "read-only",
+            MountAccess::ReadWrite => "read-write",
         }
     }
 }
@@ -196,7 +196,7 @@ impl Access {
 pub struct Mount {
     pub host: PathBuf,
     pub guest: String,
-    pub access: Access,
+    pub access: MountAccess,
 }
 
 impl Mount {
@@ -709,7 +709,7 @@ mod tests {
             .map(|(i, host)| Mount {
                 host: PathBuf::from(host),
                 guest: format!("/m{i}"),
-                access: Access::ReadWrite,
+                access: MountAccess::ReadWrite,
             })
             .collect()
     }

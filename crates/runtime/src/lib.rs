@@ -34,7 +34,7 @@ use crate::audit::Outcome;
 use crate::manifest::format_size;
 use handles::HandleBudget;
 use memory_reset::{MemoryReset, ResetMode};
-pub use sandbox::{Asks, CallContext, GuestEvent, Policy, Sandbox};
+pub use sandbox::{Asks, CallContext, GuestEvent, Sandbox, SandboxSettings};
 
 /// How often the epoch advances. A running guest yields to the async runtime
 /// at every tick, which is what lets timeouts and cancellation take effect
@@ -152,16 +152,16 @@ impl CallFailure {
 /// What a plugin needs at call time: its prepared component and policy.
 pub struct Prepared {
     pub pre: InstancePre<Sandbox>,
-    pub policy: Policy,
+    pub settings: SandboxSettings,
     pub concurrency: Semaphore,
 }
 
 impl Prepared {
-    pub fn new(pre: InstancePre<Sandbox>, policy: Policy) -> Self {
-        let concurrency = Semaphore::new(policy.limits.concurrency as usize);
+    pub fn new(pre: InstancePre<Sandbox>, settings: SandboxSettings) -> Self {
+        let concurrency = Semaphore::new(settings.limits.concurrency as usize);
         Self {
             pre,
-            policy,
+            settings,
             concurrency,
         }
     }
@@ -318,7 +318,7 @@ impl Runtime {
         body: impl AsyncFnOnce(&mut Store<Sandbox>, Instance) -> wasmtime::Result<T>,
     ) -> (Result<T, CallFailure>, CallReport) {
         let mut timings = CallReport::default();
-        let limits = &plugin.policy.limits;
+        let limits = &plugin.settings.limits;
         if let Err(why) = self.memory_reset.check() {
             return (Err(CallFailure::Unavailable(why)), timings);
         }
@@ -351,7 +351,7 @@ impl Runtime {
         let cancel = call.cancel.clone();
         let plugin_name = call.plugin.clone();
         let started = Instant::now();
-        let sandbox = match Sandbox::new(&plugin.policy, call) {
+        let sandbox = match Sandbox::new(&plugin.settings, call) {
             Ok(sandbox) => sandbox,
             Err(error) => return (Err(CallFailure::Unavailable(format!("{error:#}"))), timings),
         };

@@ -14,8 +14,8 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use crate::grants::{
-    Access, DEFAULT_MAX_RESPONSE, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, Grants, HttpGrant, HttpRule,
-    InteractionGrant, Mount, SocketGrant,
+    DEFAULT_MAX_RESPONSE, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, Grants, HttpGrant, HttpRule, InteractionGrant, Mount,
+    MountAccess, SocketGrant,
 };
 
 /// Per-plugin limits, with the defaults a bare component gets.
@@ -273,8 +273,8 @@ fn mounts(raw: BTreeMap<String, RawMount>) -> Result<Vec<Mount>> {
             bail!("`{key}.mount` = {guest:?} is mounted twice");
         }
         let access = match spec.access.as_deref() {
-            None | Some("read-only") => Access::ReadOnly,
-            Some("read-write") => Access::ReadWrite,
+            None | Some("read-only") => MountAccess::ReadOnly,
+            Some("read-write") => MountAccess::ReadWrite,
             Some(other) => bail!("`{key}.access` = {other:?} must be \"read-only\" or \"read-write\""),
         };
         mounts.push(Mount {
@@ -502,7 +502,7 @@ mod tests {
         assert_eq!(g.mounts.len(), 1);
         assert_eq!(
             (g.mounts[0].guest.as_str(), g.mounts[0].access),
-            ("/data", Access::ReadWrite)
+            ("/data", MountAccess::ReadWrite)
         );
         assert_eq!(g.http.rules.len(), 2);
         assert_eq!(g.http.max_response, 1 << 20);

@@ -34,7 +34,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use crate::audit::{Kind, Outcome, Timing};
+use crate::audit::{InvocationKind, Outcome, Timing};
 use crate::cache::CodeOrigin;
 
 /// Latency buckets, in seconds: from half a millisecond (a cached tool's
@@ -46,7 +46,7 @@ const BUCKETS: [f64; 16] = [
 /// The target label of a resource read: URIs are not labels.
 const ANY_URI: &str = "*";
 
-impl EncodeLabelValue for Kind {
+impl EncodeLabelValue for InvocationKind {
     fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
         encoder.write_str(self.as_str())
     }
@@ -136,7 +136,7 @@ impl EncodeLabelValue for CodeOrigin {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct CallLabels {
-    kind: Kind,
+    kind: InvocationKind,
     plugin: Arc<str>,
     target: Arc<str>,
     outcome: Outcome,
@@ -144,7 +144,7 @@ struct CallLabels {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct TargetLabels {
-    kind: Kind,
+    kind: InvocationKind,
     plugin: Arc<str>,
     target: Arc<str>,
 }
@@ -162,7 +162,7 @@ struct DenialLabels {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct KindLabels {
-    kind: Kind,
+    kind: InvocationKind,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -291,7 +291,7 @@ impl Metrics {
     /// One audited invocation. `target` must be a name the catalog holds
     /// (or the URI of a read, which is not recorded).
     pub fn call(&self, call: &CallFacts<'_>) {
-        let target: Arc<str> = if call.kind == Kind::ResourceRead {
+        let target: Arc<str> = if call.kind == InvocationKind::ResourceRead {
             Arc::from(ANY_URI)
         } else {
             Arc::from(call.target)
@@ -337,7 +337,7 @@ impl Metrics {
             .inc();
     }
 
-    pub fn unknown_target(&self, kind: Kind) {
+    pub fn unknown_target(&self, kind: InvocationKind) {
         self.unknown.get_or_create(&KindLabels { kind }).inc();
     }
 
@@ -371,7 +371,7 @@ impl Metrics {
 
 /// What the audit record of one invocation says, for `Metrics::call`.
 pub struct CallFacts<'a> {
-    pub kind: Kind,
+    pub kind: InvocationKind,
     pub plugin: &'a Arc<str>,
     pub target: &'a str,
     pub outcome: Outcome,
@@ -442,7 +442,7 @@ mod tests {
 
     fn facts<'a>(plugin: &'a Arc<str>, target: &'a str, outcome: Outcome) -> CallFacts<'a> {
         CallFacts {
-            kind: Kind::ToolCall,
+            kind: InvocationKind::ToolCall,
             plugin,
             target,
             outcome,
@@ -490,7 +490,7 @@ mod tests {
         let metrics = Metrics::new();
         let plugin: Arc<str> = Arc::from("files");
         let mut read = facts(&plugin, "file:///secret/42", Outcome::Ok);
-        read.kind = Kind::ResourceRead;
+        read.kind = InvocationKind::ResourceRead;
         read.timing = None;
         metrics.call(&read);
         let text = metrics.encode();

@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-use crate::grants::{Access, Mount};
+use crate::grants::{Mount, MountAccess};
 use crate::pinned::PinnedDir;
 
 struct PinnedMount {
@@ -56,8 +56,8 @@ impl PinnedMounts {
                 dir,
                 guest: mount.guest.clone(),
                 perms: match mount.access {
-                    Access::ReadOnly => FsPerms::ReadOnly,
-                    Access::ReadWrite => FsPerms::ReadWrite,
+                    MountAccess::ReadOnly => FsPerms::ReadOnly,
+                    MountAccess::ReadWrite => FsPerms::ReadWrite,
                 },
             });
         }
@@ -88,7 +88,7 @@ mod tests {
         Mount {
             host: host.to_path_buf(),
             guest: "/data".into(),
-            access: Access::ReadWrite,
+            access: MountAccess::ReadWrite,
         }
     }
 

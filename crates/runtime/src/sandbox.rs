@@ -152,7 +152,7 @@ impl ResourceLimiter for MemoryLimiter {
 }
 
 /// What a plugin was granted, shared by all its calls.
-pub struct Policy {
+pub struct SandboxSettings {
     pub limits: Limits,
     pub grants: Arc<Grants>,
     /// `grants.mounts`, opened once at load (see `mounts.rs`).
@@ -182,7 +182,7 @@ impl Sandbox {
     /// Builds the sandbox for one call from the plugin's policy: the
     /// granted mounts, variables and sockets, and nothing else (no
     /// arguments, closed stdin, captured stdout/stderr).
-    pub fn new(policy: &Policy, call: CallContext) -> Result<Self> {
+    pub fn new(policy: &SandboxSettings, call: CallContext) -> Result<Self> {
         let cap = usize::try_from(policy.limits.log_output).unwrap_or(usize::MAX);
         let stdout = CapturedOutput::new(cap);
         let stderr = CapturedOutput::new(cap);

@@ -15,11 +15,11 @@ use serde_json::{Map, Value};
 
 use crate::auth::resource_metadata::ResourceMetadata;
 use warden_mcp::Shared;
-use warden_mcp::access::{self, Policy, Target};
+use warden_mcp::access::{self, AccessPolicy, Target};
 use warden_mcp::principal::Principal;
 use warden_mcp::trace_context::TraceParent;
 use warden_plugins::catalog::Catalog;
-use warden_runtime::audit::{self, Kind, Outcome};
+use warden_runtime::audit::{self, InvocationKind, Outcome};
 use warden_runtime::metrics::{self, CallFacts};
 
 /// A JSON-RPC request as the HTTP layer reads it: its method and params,
@@ -42,8 +42,8 @@ impl Message {
 }
 
 /// What a request would invoke: its kind, plugin and target as audited.
-struct Invocation {
-    kind: Kind,
+struct PluginRequest {
+    kind: InvocationKind,
     plugin: Arc<str>,
     target: String,
     /// For completions and templated reads: the template.
@@ -51,14 +51,14 @@ struct Invocation {
     name: Option<String>,
 }
 
-impl Invocation {
+impl PluginRequest {
     fn target(&self) -> Target<'_> {
         match (self.kind, &self.name) {
-            (Kind::ToolCall, Some(name)) => Target::Tool {
+            (InvocationKind::ToolCall, Some(name)) => Target::Tool {
                 plugin: &self.plugin,
                 name,
             },
-            (Kind::PromptGet | Kind::Completion, Some(name)) => Target::Prompt {
+            (InvocationKind::PromptGet | InvocationKind::Completion, Some(name)) => Target::Prompt {
                 plugin: &self.plugin,
                 name,
             },
@@ -75,7 +75,7 @@ impl Invocation {
 pub fn refusal(
     shared: &Shared,
     principal: &Principal,
-    policy: &Policy,
+    policy: &AccessPolicy,
     metadata: &ResourceMetadata,
     traceparent_header: Option<&str>,
     message: &Message,
@@ -90,8 +90,8 @@ pub fn refusal(
     let meta = message.params.pointer("/_meta/traceparent").and_then(Value::as_str);
     let trace = TraceParent::of_request(meta, traceparent_header);
     let what = match invocation.kind {
-        Kind::ToolCall => "tool",
-        Kind::PromptGet | Kind::Completion if invocation.name.is_some() => "prompt",
+        InvocationKind::ToolCall => "tool",
+        InvocationKind::PromptGet | InvocationKind::Completion if invocation.name.is_some() => "prompt",
         _ => "resource",
     };
     let why = format!("your access does not include the {what} `{}`", invocation.target);
@@ -111,8 +111,8 @@ pub fn refusal(
             traceparent: trace.as_ref().map(TraceParent::as_str),
             kind: invocation.kind,
             target: &invocation.target,
-            tool: (invocation.kind == Kind::ToolCall).then_some(invocation.target.as_str()),
-            exposed_name: (invocation.kind == Kind::ToolCall).then_some(invocation.target.as_str()),
+            tool: (invocation.kind == InvocationKind::ToolCall).then_some(invocation.target.as_str()),
+            exposed_name: (invocation.kind == InvocationKind::ToolCall).then_some(invocation.target.as_str()),
             duration_ms: 0.0,
             outcome: Outcome::Forbidden,
             argument_bytes: 0,
@@ -163,15 +163,15 @@ pub fn narrow_listen(shared: &Shared, principal: &Principal, message: Message) -
 
 /// The plugin invocation a JSON-RPC request asks for; `None` for anything
 /// else, and for names no plugin serves (the handler answers those).
-fn invocation(catalog: &Catalog, message: &Message) -> Option<Invocation> {
+fn invocation(catalog: &Catalog, message: &Message) -> Option<PluginRequest> {
     let params = &message.params;
     let text = |key: &str| params.get(key).and_then(Value::as_str);
     match message.method.as_str() {
         "tools/call" => {
             let entry = catalog.tool(text("name")?)?;
             let name = entry.decl().tool.name.to_string();
-            Some(Invocation {
-                kind: Kind::ToolCall,
+            Some(PluginRequest {
+                kind: InvocationKind::ToolCall,
                 plugin: entry.plugin.name.clone(),
                 target: name.clone(),
                 template: None,
@@ -181,8 +181,8 @@ fn invocation(catalog: &Catalog, message: &Message) -> Option<Invocation> {
         "prompts/get" => {
             let entry = catalog.prompt(text("name")?)?;
             let name = entry.decl().prompt.name.clone();
-            Some(Invocation {
-                kind: Kind::PromptGet,
+            Some(PluginRequest {
+                kind: InvocationKind::PromptGet,
                 plugin: entry.plugin.name.clone(),
                 target: name.clone(),
                 template: None,
@@ -195,8 +195,8 @@ fn invocation(catalog: &Catalog, message: &Message) -> Option<Invocation> {
         "resources/read" => {
             let uri = text("uri")?;
             let (plugin, template) = catalog.resource_source(uri)?;
-            Some(Invocation {
-                kind: Kind::ResourceRead,
+            Some(PluginRequest {
+                kind: InvocationKind::ResourceRead,
                 plugin: plugin.name.clone(),
                 target: uri.to_string(),
                 template: template.map(str::to_string),
@@ -209,8 +209,8 @@ fn invocation(catalog: &Catalog, message: &Message) -> Option<Invocation> {
                 "ref/prompt" => {
                     let entry = catalog.prompt(reference.get("name").and_then(Value::as_str)?)?;
                     let name = entry.decl().prompt.name.clone();
-                    Some(Invocation {
-                        kind: Kind::Completion,
+                    Some(PluginRequest {
+                        kind: InvocationKind::Completion,
                         plugin: entry.plugin.name.clone(),
                         target: name.clone(),
                         template: None,
@@ -220,8 +220,8 @@ fn invocation(catalog: &Catalog, message: &Message) -> Option<Invocation> {
                 "ref/resource" => {
                     let entry = catalog.template(reference.get("uri").and_then(Value::as_str)?)?;
                     let template = entry.decl().template.uri_template.clone();
-                    Some(Invocation {
-                        kind: Kind::Completion,
+                    Some(PluginRequest {
+                        kind: InvocationKind::Completion,
                         plugin: entry.plugin.name.clone(),
                         target: template.clone(),
                         template: Some(template),

@@ -25,7 +25,7 @@ use rmcp::model::{InputResponses, RequestStateCodec};
 use serde_json::Value;
 
 use super::used_states::{Refused, UsedStates};
-use super::{Binding, Carried, Kind, Retry, refused_answers, request, unbase64};
+use super::{Binding, Carried, InputKind, Retry, refused_answers, request, unbase64};
 use warden_runtime::contract::types;
 use warden_runtime::grants::InteractionGrant;
 
@@ -101,7 +101,7 @@ pub fn resume(resumption: &Resumption<'_>, retry: Retry<'_>) -> Result<(u32, Opt
 /// another kind is refused `-32602`.
 pub fn answered_ahead(
     responses: &InputResponses,
-    asked: &BTreeMap<String, Kind>,
+    asked: &BTreeMap<String, InputKind>,
     grant: &InteractionGrant,
 ) -> Result<Option<Vec<types::KeyedAnswer>>, McpError> {
     let mut answers = Vec::new();
@@ -121,7 +121,7 @@ pub fn answered_ahead(
 
 /// One answer, against what its round asked and what is granted now.
 fn check_answer(
-    asked: &BTreeMap<String, Kind>,
+    asked: &BTreeMap<String, InputKind>,
     grant: &InteractionGrant,
     key: &str,
     value: &Value,
@@ -143,10 +143,10 @@ fn check_answer(
 }
 
 /// A client's result as the plugin receives it.
-pub fn parse_answer(kind: Kind, value: &Value) -> Result<types::InputAnswer, String> {
+pub fn parse_answer(kind: InputKind, value: &Value) -> Result<types::InputAnswer, String> {
     let object = value.as_object().ok_or("not a JSON object")?;
     Ok(match kind {
-        Kind::Elicit | Kind::ElicitUrl => {
+        InputKind::Elicit | InputKind::ElicitUrl => {
             let action = match object.get("action").and_then(Value::as_str) {
                 Some("accept") => types::ElicitAction::Accept,
                 Some("decline") => types::ElicitAction::Decline,
@@ -159,7 +159,7 @@ pub fn parse_answer(kind: Kind, value: &Value) -> Result<types::InputAnswer, Str
             };
             let content = match object.get("content") {
                 None | Some(Value::Null) => None,
-                Some(Value::Object(_)) if kind == Kind::ElicitUrl => {
+                Some(Value::Object(_)) if kind == InputKind::ElicitUrl => {
                     return Err("a URL elicitation's result has no `content`".into());
                 }
                 Some(content @ Value::Object(_)) => Some(content.to_string()),
@@ -167,7 +167,7 @@ pub fn parse_answer(kind: Kind, value: &Value) -> Result<types::InputAnswer, Str
             };
             types::InputAnswer::Elicit(types::ElicitAnswer { action, content })
         }
-        Kind::Sample => {
+        InputKind::Sample => {
             let role = match object.get("role").and_then(Value::as_str) {
                 Some("user") => types::Role::User,
                 Some("assistant") => types::Role::Assistant,
@@ -196,7 +196,7 @@ pub fn parse_answer(kind: Kind, value: &Value) -> Result<types::InputAnswer, Str
                 stop_reason: object.get("stopReason").and_then(Value::as_str).map(str::to_string),
             })
         }
-        Kind::Roots => {
+        InputKind::Roots => {
             let roots = object
                 .get("roots")
                 .and_then(Value::as_array)

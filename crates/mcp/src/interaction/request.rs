@@ -19,7 +19,7 @@
 use rmcp::model::InputRequest;
 use serde_json::{Map, Value, json};
 
-use super::{Kind, MAX_PLUGIN_STATE, MAX_REQUESTS, form_schema};
+use super::{InputKind, MAX_PLUGIN_STATE, MAX_REQUESTS, form_schema};
 use warden_plugins::schema_budget;
 use warden_runtime::contract::types;
 use warden_runtime::grants::InteractionGrant;
@@ -46,7 +46,7 @@ pub struct Round {
 #[derive(Debug)]
 pub struct Checked {
     pub key: String,
-    pub kind: Kind,
+    pub kind: InputKind,
     /// A sampling request that offers the model tools.
     pub with_tools: bool,
     pub prepared: Prepared,
@@ -115,20 +115,20 @@ pub fn prepare(asked: types::InputRequired, limits: &RequestLimits<'_>) -> Resul
 }
 
 /// Whether the operator granted a kind of request.
-pub fn granted(kind: Kind, grant: &InteractionGrant) -> bool {
+pub fn granted(kind: InputKind, grant: &InteractionGrant) -> bool {
     match kind {
-        Kind::Elicit | Kind::ElicitUrl => grant.elicit,
-        Kind::Sample => grant.sample,
-        Kind::Roots => grant.roots,
+        InputKind::Elicit | InputKind::ElicitUrl => grant.elicit,
+        InputKind::Sample => grant.sample,
+        InputKind::Roots => grant.roots,
     }
 }
 
-fn kind_of(request: &types::InputRequest) -> (Kind, bool) {
+fn kind_of(request: &types::InputRequest) -> (InputKind, bool) {
     match request {
-        types::InputRequest::ElicitForm(_) => (Kind::Elicit, false),
-        types::InputRequest::ElicitUrl(_) => (Kind::ElicitUrl, false),
-        types::InputRequest::Sample(sample) => (Kind::Sample, sample.tools.is_some()),
-        types::InputRequest::ListRoots => (Kind::Roots, false),
+        types::InputRequest::ElicitForm(_) => (InputKind::Elicit, false),
+        types::InputRequest::ElicitUrl(_) => (InputKind::ElicitUrl, false),
+        types::InputRequest::Sample(sample) => (InputKind::Sample, sample.tools.is_some()),
+        types::InputRequest::ListRoots => (InputKind::Roots, false),
     }
 }
 

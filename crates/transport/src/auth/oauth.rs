@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::jwks::Jwks;
 use super::{Principal, fetch};
-use warden_mcp::access::Policy;
+use warden_mcp::access::AccessPolicy;
 
 /// What the operator configured.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ pub struct OAuthSettings {
     pub resource: String,
     pub algorithms: Vec<Algorithm>,
     /// The access policy at start; `OAuth::policy` is the current one.
-    pub policy: Policy,
+    pub policy: AccessPolicy,
 }
 
 /// The signature algorithms accepted unless the operator says otherwise.
@@ -77,7 +77,7 @@ pub struct OAuth {
     pub settings: OAuthSettings,
     /// Replaced whole when the policy file changes (`policy_file`); shared
     /// with every principal, whose subscriptions follow it.
-    policy: Arc<ArcSwap<Policy>>,
+    policy: Arc<ArcSwap<AccessPolicy>>,
     jwks: Jwks,
     validation: Validation,
 }
@@ -132,12 +132,12 @@ impl OAuth {
     }
 
     /// The access policy now in force.
-    pub fn policy(&self) -> Arc<Policy> {
+    pub fn policy(&self) -> Arc<AccessPolicy> {
         self.policy.load_full()
     }
 
     /// Puts `policy` in force for every request from now on.
-    pub fn set_policy(&self, policy: Policy) {
+    pub fn set_policy(&self, policy: AccessPolicy) {
         self.policy.store(Arc::new(policy));
     }
 

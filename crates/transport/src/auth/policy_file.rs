@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use notify::RecursiveMode;
 
 use super::oauth::OAuth;
-use warden_mcp::access::Policy;
+use warden_mcp::access::AccessPolicy;
 use warden_plugins::watcher::{self, DEBOUNCE, Watcher};
 
 /// Watches `path`'s folder while the returned `Watcher` lives, putting each
@@ -41,7 +41,7 @@ pub fn watch(path: &Path, oauth: Arc<OAuth>) -> Result<Watcher> {
                 continue;
             }
             current = Some(text);
-            match Policy::load(&path) {
+            match AccessPolicy::load(&path) {
                 Ok(policy) => {
                     tracing::info!("access policy {} reloaded", path.display());
                     oauth.set_policy(policy);

@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::oauth::{OAuthSettings, check_resource};
-use warden_mcp::access::Policy;
+use warden_mcp::access::AccessPolicy;
 
 /// The metadata document and where it is served.
 pub struct ResourceMetadata {
@@ -40,7 +40,7 @@ impl ResourceMetadata {
     }
 
     /// The JSON document, with the scopes of the policy now in force.
-    pub fn document(&self, policy: &Policy) -> String {
+    pub fn document(&self, policy: &AccessPolicy) -> String {
         let document = serde_json::json!({
             "resource": self.resource,
             "authorization_servers": [self.issuer],
@@ -98,7 +98,7 @@ fn quotable(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warden_mcp::access::Policy;
+    use warden_mcp::access::AccessPolicy;
 
     #[test]
     fn served_at_the_resource_path_with_the_policy_scopes() {
@@ -106,7 +106,7 @@ mod tests {
             issuer: "https://auth.example.com".into(),
             resource: "https://warden.example.com/mcp".into(),
             algorithms: vec![jsonwebtoken::Algorithm::RS256],
-            policy: Policy::parse("[[allow]]\nscope = \"notes\"\nplugins = [\"notes\"]").unwrap(),
+            policy: AccessPolicy::parse("[[allow]]\nscope = \"notes\"\nplugins = [\"notes\"]").unwrap(),
         };
         let metadata = ResourceMetadata::new(&settings).unwrap();
         assert_eq!(metadata.path, "/.well-known/oauth-protected-resource/mcp");
