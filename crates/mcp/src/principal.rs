@@ -72,7 +72,7 @@ mod tests {
     }
 
     #[test]
-    fn the_grant_now_follows_the_policy_in_force_and_ends_with_the_token() {
+    fn the_permissions_now_follow_the_policy_in_force_and_end_with_the_token() {
         let tool = Target::Tool {
             plugin: "notes",
             name: "add_note",
