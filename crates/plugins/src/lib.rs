@@ -1,3 +1,12 @@
+//! Plugins as Warden serves them. The `loader` reads a plugins folder: each
+//! `manifest` and component becomes a `plugin` (a `warden:plugin` component,
+//! or a `plain` one described from its own exports), its `declarations`
+//! checked against their limits and budgets and its tools served with the
+//! `annotations` its grants make true. The `catalog` is what one moment
+//! serves; while serving, the `watcher` reports changed files and the
+//! `reconciler` reloads them and swaps in a new catalog. Knows no transport
+//! and no MCP session: the layer above asks it for plugins and targets.
+
 pub mod annotations;
 pub mod catalog;
 pub mod declaration_limits;
