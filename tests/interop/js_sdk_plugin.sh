@@ -21,8 +21,8 @@ mkdir -p "$work"
 cd "$root"
 
 # The WIT shipped in the package is the contract, byte for byte.
-cmp "$root/wit/plugin.wit" "$root/sdk/js/wit/plugin.wit" \
-  || { echo "sdk/js/wit/plugin.wit differs from wit/plugin.wit: copy it again"; exit 1; }
+cmp "$root/wit/v0.1.0/plugin.wit" "$root/sdk/js/wit/plugin.wit" \
+  || { echo "sdk/js/wit/plugin.wit differs from wit/v0.1.0/plugin.wit: copy it again"; exit 1; }
 
 if [ ! -x "$work/venv/bin/python" ]; then
   python3 -m venv "$work/venv"

@@ -2,7 +2,7 @@
 # The Python SDK (sdk/python, package warden_plugin) and the example plugin written
 # with it (plugins-py/csvtools), end to end:
 #
-#  1. the contract shipped inside the package is byte-identical to wit/plugin.wit;
+#  1. the contract shipped inside the package is byte-identical to wit/v0.1.0/plugin.wit;
 #  2. the SDK's unit tests (type hints → JSON Schema, values, results, errors) pass
 #     in plain CPython;
 #  3. componentize-py 0.25.1 builds the example against the package's WIT into
@@ -25,9 +25,9 @@ plugins="$root/target/plugins/python-sdk"
 mkdir -p "$work"
 cd "$root"
 
-echo "== the contract in the package is wit/plugin.wit"
-cmp "$root/wit/plugin.wit" "$sdk/warden_plugin/wit/plugin.wit" \
-  || { echo "sdk/python/warden_plugin/wit/plugin.wit differs from wit/plugin.wit: copy it again"; exit 1; }
+echo "== the contract in the package is wit/v0.1.0/plugin.wit"
+cmp "$root/wit/v0.1.0/plugin.wit" "$sdk/warden_plugin/wit/plugin.wit" \
+  || { echo "sdk/python/warden_plugin/wit/plugin.wit differs from wit/v0.1.0/plugin.wit: copy it again"; exit 1; }
 
 echo "== SDK unit tests (plain CPython: $(python3 --version))"
 python3 -B "$sdk/tests/test_sdk.py"

@@ -398,7 +398,7 @@ mod tests {
 
     #[test]
     fn root_holds_the_contract() {
-        assert!(repo_root().join("wit").join("plugin.wit").is_file());
+        assert!(repo_root().join("wit/v0.1.0/plugin.wit").is_file());
     }
 
     /// The Rust SDK generates its bindings from its own copy of the contract (a published

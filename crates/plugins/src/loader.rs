@@ -14,10 +14,10 @@ use wasmtime::component::Component;
 
 use crate::declarations::Declared;
 use crate::plain::{self, PlainExports, Skipped};
-use crate::plugin::{Exports, Plugin};
+use crate::plugin::Plugin;
 use crate::{declaration_limits, declarations};
 use warden_runtime::cache::{CodeCache, CodeOrigin};
-use warden_runtime::contract;
+use warden_runtime::contract::{self, Exports};
 use warden_runtime::grants::{ProtectedFolders, check_mount_layout};
 use warden_runtime::manifest::Manifest;
 use warden_runtime::mounts::PinnedMounts;

@@ -9,75 +9,10 @@ use wasmtime::component::Component;
 use crate::declarations::{Declared, PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::plain::{self, PlainExports};
 use warden_runtime::cache::CodeOrigin;
-use warden_runtime::contract::{types, v0_1_0 as v1, v0_2_0 as v2};
+use warden_runtime::contract::{Exports, Interface, types};
 use warden_runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
 
-/// Which interfaces of the contract the component exports, through the
-/// adapter of the contract version it was built against; resolved once.
-#[derive(Default)]
-pub struct Exports {
-    pub tools: Option<Versioned<v1::tools::GuestIndices, v2::tools::GuestIndices>>,
-    pub resources: Option<Versioned<v1::resources::GuestIndices, v2::resources::GuestIndices>>,
-    pub prompts: Option<Versioned<v1::prompts::GuestIndices, v2::prompts::GuestIndices>>,
-    pub completions: Option<Versioned<v1::completions::GuestIndices, v2::completions::GuestIndices>>,
-}
-
-/// One export, as the contract version the plugin speaks has it.
-pub enum Versioned<V1, V2> {
-    V0_1(V1),
-    V0_2(V2),
-}
-
-impl Exports {
-    /// Resolves the exports of a component built against `version`.
-    pub fn resolve(version: &str, pre: &wasmtime::component::InstancePre<warden_runtime::Sandbox>) -> Self {
-        if version == v2::VERSION {
-            Self {
-                tools: v2::tools::GuestIndices::new(pre).ok().map(Versioned::V0_2),
-                resources: v2::resources::GuestIndices::new(pre).ok().map(Versioned::V0_2),
-                prompts: v2::prompts::GuestIndices::new(pre).ok().map(Versioned::V0_2),
-                completions: v2::completions::GuestIndices::new(pre).ok().map(Versioned::V0_2),
-            }
-        } else {
-            Self {
-                tools: v1::tools::GuestIndices::new(pre).ok().map(Versioned::V0_1),
-                resources: v1::resources::GuestIndices::new(pre).ok().map(Versioned::V0_1),
-                prompts: v1::prompts::GuestIndices::new(pre).ok().map(Versioned::V0_1),
-                completions: v1::completions::GuestIndices::new(pre).ok().map(Versioned::V0_1),
-            }
-        }
-    }
-
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        if self.tools.is_some() {
-            names.push("tools");
-        }
-        if self.resources.is_some() {
-            names.push("resources");
-        }
-        if self.prompts.is_some() {
-            names.push("prompts");
-        }
-        if self.completions.is_some() {
-            names.push("completions");
-        }
-        names
-    }
-
-    /// The contract version the exports speak (`None` for a plain component).
-    pub fn version(&self) -> Option<&'static str> {
-        let of = |v1: bool| if v1 { v1::VERSION } else { v2::VERSION };
-        match (&self.tools, &self.resources, &self.prompts, &self.completions) {
-            (Some(Versioned::V0_1(_)), ..)
-            | (_, Some(Versioned::V0_1(_)), ..)
-            | (_, _, Some(Versioned::V0_1(_)), _)
-            | (.., Some(Versioned::V0_1(_))) => Some(of(true)),
-            (None, None, None, None) => None,
-            _ => Some(of(false)),
-        }
-    }
-}
+pub use warden_runtime::contract::{Ask, CompletionRef, PromptReply, ReadReply, Reply, ToolReply};
 
 pub struct Plugin {
     pub name: Arc<str>,
@@ -114,61 +49,6 @@ pub fn manifest_name(component: &std::path::Path, manifest: Option<&std::path::P
     }
 }
 
-/// A plugin's answer to one round of a call: done, or "I need input first"
-/// (contract 0.2.0 and later). `A` is what the caller made of the requests
-/// while the call still held its slot (see `Ask`).
-#[derive(Debug)]
-pub enum Reply<T, A = types::InputRequired> {
-    Done(T),
-    InputRequired(A),
-}
-
-/// Turns a plugin's "I need input first" into what the caller needs, inside
-/// `Runtime::invoke`: while the call holds its concurrency slot and runs
-/// under its time limit, so the host's work on the plugin's requests is
-/// bounded like the plugin's own.
-pub type Ask<'a, A> = &'a (dyn Fn(types::InputRequired) -> A + Sync);
-
-impl<A> Reply<types::CallResult, A> {
-    fn of_tool(reply: types::ToolReply, ask: Ask<'_, A>) -> Self {
-        match reply {
-            types::ToolReply::Done(result) => Reply::Done(result),
-            types::ToolReply::InputRequired(asked) => Reply::InputRequired(ask(asked)),
-        }
-    }
-}
-
-impl<A> Reply<Vec<types::ResourceContents>, A> {
-    fn of_read(reply: types::ReadReply, ask: Ask<'_, A>) -> Self {
-        match reply {
-            types::ReadReply::Done(contents) => Reply::Done(contents),
-            types::ReadReply::InputRequired(asked) => Reply::InputRequired(ask(asked)),
-        }
-    }
-}
-
-impl<A> Reply<types::PromptResult, A> {
-    fn of_prompt(reply: types::PromptReply, ask: Ask<'_, A>) -> Self {
-        match reply {
-            types::PromptReply::Done(result) => Reply::Done(result),
-            types::PromptReply::InputRequired(asked) => Reply::InputRequired(ask(asked)),
-        }
-    }
-}
-
-pub type ToolReply<A> = Result<Reply<types::CallResult, A>, types::Error>;
-pub type ReadReply<A> = Result<Reply<Vec<types::ResourceContents>, A>, types::Error>;
-pub type PromptReply<A> = Result<Reply<types::PromptResult, A>, types::Error>;
-pub type CompletionRef = v2::completions::Reference;
-
-/// The same reference, as 0.1.0 spells it.
-fn completion_ref_v1(reference: &CompletionRef) -> v1::completions::Reference {
-    match reference {
-        CompletionRef::Prompt(name) => v1::completions::Reference::Prompt(name.clone()),
-        CompletionRef::ResourceTemplate(uri) => v1::completions::Reference::ResourceTemplate(uri.clone()),
-    }
-}
-
 impl Plugin {
     pub fn manifest_name(&self) -> String {
         manifest_name(&self.component_path, self.manifest_path.as_deref())
@@ -189,24 +69,15 @@ impl Plugin {
             return self.call_function(runtime, plain, tool, arguments, call).await;
         }
         let arguments = arguments.to_string();
-        let tool = tool.to_string();
-        let indices = self
-            .exports
-            .tools
-            .as_ref()
-            .expect("a plugin with tools exports the tools interface");
+        assert!(
+            self.exports.has(Interface::Tools),
+            "a plugin with tools exports the tools interface"
+        );
         runtime
-            .invoke(&self.prepared, call, async |store, instance| match indices {
-                Versioned::V0_1(indices) => {
-                    let guest = indices.load(&mut *store, &instance)?;
-                    let reply = guest.call_call_tool(&mut *store, &tool, &arguments).await?;
-                    Ok(reply.map(Reply::Done))
-                }
-                Versioned::V0_2(indices) => {
-                    let guest = indices.load(&mut *store, &instance)?;
-                    let reply = guest.call_call_tool(&mut *store, &tool, &arguments, input).await?;
-                    Ok(reply.map(|reply| Reply::of_tool(reply, ask)))
-                }
+            .invoke(&self.prepared, call, async |store, instance| {
+                self.exports
+                    .call_tool(store, &instance, tool, &arguments, input, ask)
+                    .await
             })
             .await
     }
@@ -268,23 +139,15 @@ impl Plugin {
         call: CallContext,
         ask: Ask<'_, A>,
     ) -> (Result<ReadReply<A>, CallFailure>, CallReport) {
-        let Some(indices) = self.exports.resources.as_ref() else {
+        if !self.exports.has(Interface::Resources) {
             return (
                 Err(CallFailure::Unavailable("it exports no resources".into())),
                 CallReport::default(),
             );
-        };
+        }
         runtime
-            .invoke(&self.prepared, call, async |store, instance| match indices {
-                Versioned::V0_1(indices) => {
-                    let guest = indices.load(&mut *store, &instance)?;
-                    Ok(guest.call_read_resource(&mut *store, uri).await?.map(Reply::Done))
-                }
-                Versioned::V0_2(indices) => {
-                    let guest = indices.load(&mut *store, &instance)?;
-                    let reply = guest.call_read_resource(&mut *store, uri, input).await?;
-                    Ok(reply.map(|reply| Reply::of_read(reply, ask)))
-                }
+            .invoke(&self.prepared, call, async |store, instance| {
+                self.exports.read_resource(store, &instance, uri, input, ask).await
             })
             .await
     }
@@ -299,26 +162,17 @@ impl Plugin {
         call: CallContext,
         ask: Ask<'_, A>,
     ) -> (Result<PromptReply<A>, CallFailure>, CallReport) {
-        let Some(indices) = self.exports.prompts.as_ref() else {
+        if !self.exports.has(Interface::Prompts) {
             return (
                 Err(CallFailure::Unavailable("it exports no prompts".into())),
                 CallReport::default(),
             );
-        };
+        }
         runtime
-            .invoke(&self.prepared, call, async |store, instance| match indices {
-                Versioned::V0_1(indices) => {
-                    let guest = indices.load(&mut *store, &instance)?;
-                    Ok(guest
-                        .call_get_prompt(&mut *store, name, arguments)
-                        .await?
-                        .map(Reply::Done))
-                }
-                Versioned::V0_2(indices) => {
-                    let guest = indices.load(&mut *store, &instance)?;
-                    let reply = guest.call_get_prompt(&mut *store, name, arguments, input).await?;
-                    Ok(reply.map(|reply| Reply::of_prompt(reply, ask)))
-                }
+            .invoke(&self.prepared, call, async |store, instance| {
+                self.exports
+                    .get_prompt(store, &instance, name, arguments, input, ask)
+                    .await
             })
             .await
     }
@@ -332,21 +186,14 @@ impl Plugin {
         value: &str,
         call: CallContext,
     ) -> (Result<Vec<String>, CallFailure>, CallReport) {
-        let Some(indices) = self.exports.completions.as_ref() else {
+        if !self.exports.has(Interface::Completions) {
             return (Ok(Vec::new()), CallReport::default());
-        };
+        }
         runtime
-            .invoke(&self.prepared, call, async |store, instance| match indices {
-                Versioned::V0_1(indices) => {
-                    let guest = indices.load(&mut *store, &instance)?;
-                    guest
-                        .call_complete(&mut *store, &completion_ref_v1(reference), argument, value)
-                        .await
-                }
-                Versioned::V0_2(indices) => {
-                    let guest = indices.load(&mut *store, &instance)?;
-                    guest.call_complete(&mut *store, reference, argument, value).await
-                }
+            .invoke(&self.prepared, call, async |store, instance| {
+                self.exports
+                    .complete(store, &instance, reference, argument, value)
+                    .await
             })
             .await
     }
@@ -361,55 +208,19 @@ impl Plugin {
         let mut step = "`list-tools`";
         let result = runtime
             .invoke(prepared, call, async |store, instance| {
-                let mut declared = Declared::default();
-                match &exports.tools {
-                    Some(Versioned::V0_1(indices)) => {
-                        declared.tools = indices
-                            .load(&mut *store, &instance)?
-                            .call_list_tools(&mut *store)
-                            .await?;
-                    }
-                    Some(Versioned::V0_2(indices)) => {
-                        declared.tools = indices
-                            .load(&mut *store, &instance)?
-                            .call_list_tools(&mut *store)
-                            .await?;
-                    }
-                    None => {}
-                }
+                let tools = exports.list_tools(store, &instance).await?;
                 step = "`list-resources`";
-                match &exports.resources {
-                    Some(Versioned::V0_1(indices)) => {
-                        let guest = indices.load(&mut *store, &instance)?;
-                        declared.resources = guest.call_list_resources(&mut *store).await?;
-                        step = "`list-resource-templates`";
-                        declared.templates = guest.call_list_resource_templates(&mut *store).await?;
-                    }
-                    Some(Versioned::V0_2(indices)) => {
-                        let guest = indices.load(&mut *store, &instance)?;
-                        declared.resources = guest.call_list_resources(&mut *store).await?;
-                        step = "`list-resource-templates`";
-                        declared.templates = guest.call_list_resource_templates(&mut *store).await?;
-                    }
-                    None => {}
-                }
+                let resources = exports.list_resources(store, &instance).await?;
+                step = "`list-resource-templates`";
+                let templates = exports.list_resource_templates(store, &instance).await?;
                 step = "`list-prompts`";
-                match &exports.prompts {
-                    Some(Versioned::V0_1(indices)) => {
-                        declared.prompts = indices
-                            .load(&mut *store, &instance)?
-                            .call_list_prompts(&mut *store)
-                            .await?;
-                    }
-                    Some(Versioned::V0_2(indices)) => {
-                        declared.prompts = indices
-                            .load(&mut *store, &instance)?
-                            .call_list_prompts(&mut *store)
-                            .await?;
-                    }
-                    None => {}
-                }
-                Ok(declared)
+                let prompts = exports.list_prompts(store, &instance).await?;
+                Ok(Declared {
+                    tools,
+                    resources,
+                    templates,
+                    prompts,
+                })
             })
             .await
             .0;

@@ -231,13 +231,7 @@ impl Backend {
             .map_err(anyhow::Error::from)
             .context("cannot link WASI HTTP")?;
         config_store::add_to_linker(&mut linker).context("cannot link WASI config")?;
-        // Every served contract version's `host` interface, side by side.
-        contract::v0_1_0::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
-            .map_err(anyhow::Error::from)
-            .context("cannot link the host interface (0.1.0)")?;
-        contract::v0_2_0::Plugin::add_to_linker::<Sandbox, wasmtime::component::HasSelf<Sandbox>>(&mut linker, |s| s)
-            .map_err(anyhow::Error::from)
-            .context("cannot link the host interface (0.2.0)")?;
+        contract::add_to_linker(&mut linker)?;
         spawn_epoch_ticker(&engine);
         Ok(Self { engine, linker })
     }

@@ -17,7 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::config_store::ConfigValues;
-use super::contract::{Interaction, LogLevel, v0_1_0, v0_2_0::warden::plugin as contract};
+use super::contract::{self, Interaction, LogLevel};
 use super::denials::Denials;
 use super::egress::Egress;
 use super::event_budget::EventBudget;
@@ -321,9 +321,9 @@ fn clip(mut text: String) -> String {
     text
 }
 
-impl contract::types::Host for Sandbox {}
-
-impl contract::host::Host for Sandbox {
+/// The `host` interface, as the latest contract version has it; each
+/// version's bindings adapt to it (see `contract::Host`).
+impl contract::Host for Sandbox {
     fn log(&mut self, level: LogLevel, message: String) {
         let message = clip(message);
         if !self.events.admit(message.len()) {
@@ -358,32 +358,6 @@ impl contract::host::Host for Sandbox {
 
     fn can_ask(&mut self, what: Interaction) -> bool {
         self.call.asks.allows(what)
-    }
-}
-
-/// Contract 0.1.0's `host`: the same, without `can-ask`.
-impl v0_1_0::warden::plugin::host::Host for Sandbox {
-    fn log(&mut self, level: v0_1_0::warden::plugin::host::LogLevel, message: String) {
-        use v0_1_0::warden::plugin::host::LogLevel as V1;
-        let level = match level {
-            V1::Debug => LogLevel::Debug,
-            V1::Info => LogLevel::Info,
-            V1::Notice => LogLevel::Notice,
-            V1::Warning => LogLevel::Warning,
-            V1::Error => LogLevel::Error,
-            V1::Critical => LogLevel::Critical,
-            V1::Alert => LogLevel::Alert,
-            V1::Emergency => LogLevel::Emergency,
-        };
-        contract::host::Host::log(self, level, message);
-    }
-
-    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
-        contract::host::Host::progress(self, progress, total, message);
-    }
-
-    fn cancelled(&mut self) -> bool {
-        contract::host::Host::cancelled(self)
     }
 }
 

@@ -2,7 +2,7 @@
 //! must refuse the plugin.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/tool-plugin",
 });
 

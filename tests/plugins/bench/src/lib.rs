@@ -3,7 +3,7 @@
 //! `hash` (SHA-256 over 64 KiB generated from a seed: CPU-bound work).
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/tool-plugin",
 });
 

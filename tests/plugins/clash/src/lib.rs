@@ -7,7 +7,7 @@
 //! Anything else declares `clash://own`, which collides with nothing.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/plugin",
 });
 

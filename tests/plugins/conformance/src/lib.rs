@@ -22,7 +22,7 @@
 //! caching hints, removed methods) is the host's job, not a plugin's.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/plugin",
 });
 

@@ -1,7 +1,7 @@
 //! Declares two tools with the same name: the host must refuse the plugin.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/tool-plugin",
 });
 

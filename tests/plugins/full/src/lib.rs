@@ -2,7 +2,7 @@
 //! resource templates, prompts and completions.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/plugin",
 });
 

@@ -6,7 +6,7 @@
 mod hoard;
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/plugin",
 });
 

@@ -11,7 +11,7 @@ mod net;
 mod process;
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/tool-plugin",
 });
 

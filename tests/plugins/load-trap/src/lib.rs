@@ -2,7 +2,7 @@
 //! keep serving the others.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/tool-plugin",
 });
 

@@ -1,7 +1,7 @@
 //! Tools that misbehave on purpose, one way each, for the host's tests.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/tool-plugin",
 });
 

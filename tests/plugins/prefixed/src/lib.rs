@@ -3,7 +3,7 @@
 //! the benchmarks can load many copies without a tool-name clash.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/tool-plugin",
 });
 

@@ -3,7 +3,7 @@
 //! (`reload-v2`) answers "v2" and adds a tool.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/tool-plugin",
 });
 

@@ -2,7 +2,7 @@
 //! `version` answers "v2", and `added_in_v2` is new (so clients see a change).
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/tool-plugin",
 });
 

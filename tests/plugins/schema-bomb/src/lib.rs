@@ -4,7 +4,7 @@
 //! evaluated against large arguments and results.
 
 wit_bindgen::generate!({
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
     world: "warden:plugin/plugin",
 });
 
