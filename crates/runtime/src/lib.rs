@@ -34,7 +34,8 @@ use crate::audit::Outcome;
 use crate::manifest::format_size;
 use handles::HandleBudget;
 use memory_reset::{MemoryReset, ResetMode};
-pub use sandbox::{Asks, CallContext, GuestEvent, Sandbox, SandboxSettings};
+pub use grants::Asks;
+pub use sandbox::{CallContext, GuestEvent, Sandbox, SandboxSettings};
 
 /// How often the epoch advances. A running guest yields to the async runtime
 /// at every tick, which is what lets timeouts and cancellation take effect
