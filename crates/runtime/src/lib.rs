@@ -20,6 +20,7 @@ pub mod memory_reset;
 pub mod mounts;
 pub mod output;
 pub mod sandbox;
+pub mod tls;
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
