@@ -33,9 +33,9 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::audit::Outcome;
 use crate::manifest::format_size;
+pub use grants::Asks;
 use handles::HandleBudget;
 use memory_reset::{MemoryReset, ResetMode};
-pub use grants::Asks;
 pub use sandbox::{CallContext, GuestEvent, Sandbox, SandboxSettings};
 
 /// How often the epoch advances. A running guest yields to the async runtime
