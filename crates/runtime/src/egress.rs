@@ -10,7 +10,7 @@
 
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -114,7 +114,7 @@ impl Egress {
             Scheme::Https => {
                 let name = rustls::pki_types::ServerName::try_from(host.clone())
                     .map_err(|_| Error::InternalError(Some(format!("`{host}` is not a valid TLS server name"))))?;
-                let tls = tokio_rustls::TlsConnector::from(tls_config())
+                let tls = tokio_rustls::TlsConnector::from(crate::tls::client_config())
                     .connect(name, stream)
                     .await
                     .map_err(Error::Tls)?;
@@ -182,24 +182,6 @@ impl Egress {
 
 trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin> Io for T {}
-
-/// Web PKI roots, no client certificate: for plugins' HTTPS and for
-/// Warden's own fetches of OAuth metadata (`auth::fetch`).
-pub fn tls_config() -> Arc<rustls::ClientConfig> {
-    static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let roots = rustls::RootCertStore {
-                roots: webpki_roots::TLS_SERVER_ROOTS.into(),
-            };
-            Arc::new(
-                rustls::ClientConfig::builder()
-                    .with_root_certificates(roots)
-                    .with_no_client_auth(),
-            )
-        })
-        .clone()
-}
 
 /// A response body with a size cap and an idle timeout.
 struct LimitedBody {

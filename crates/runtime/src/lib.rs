@@ -20,6 +20,7 @@ pub mod memory_reset;
 pub mod mounts;
 pub mod output;
 pub mod sandbox;
+pub mod tls;
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -32,9 +33,10 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::audit::Outcome;
 use crate::manifest::format_size;
+pub use grants::Asks;
 use handles::HandleBudget;
 use memory_reset::{MemoryReset, ResetMode};
-pub use sandbox::{Asks, CallContext, GuestEvent, Sandbox, SandboxSettings};
+pub use sandbox::{CallContext, GuestEvent, Sandbox, SandboxSettings};
 
 /// How often the epoch advances. A running guest yields to the async runtime
 /// at every tick, which is what lets timeouts and cancellation take effect

@@ -23,7 +23,7 @@ use super::egress::Egress;
 use super::event_budget::EventBudget;
 use super::mounts::PinnedMounts;
 use super::output::CapturedOutput;
-use crate::grants::{Grants, SocketUse};
+use crate::grants::{Asks, Grants, SocketUse};
 use crate::manifest::Limits;
 use crate::printable::one_line;
 
@@ -65,29 +65,6 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// What this call may ask of the client (`host.can-ask`).
     pub asks: Asks,
-}
-
-/// The interactions a call may ask for: the client declared them and the
-/// plugin's manifest grants them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Asks {
-    pub elicit_form: bool,
-    pub elicit_url: bool,
-    pub sample: bool,
-    pub sample_with_tools: bool,
-    pub list_roots: bool,
-}
-
-impl Asks {
-    pub fn allows(&self, what: Interaction) -> bool {
-        match what {
-            Interaction::ElicitForm => self.elicit_form,
-            Interaction::ElicitUrl => self.elicit_url,
-            Interaction::Sample => self.sample,
-            Interaction::SampleWithTools => self.sample_with_tools,
-            Interaction::ListRoots => self.list_roots,
-        }
-    }
 }
 
 impl CallContext {

@@ -60,7 +60,7 @@ async fn get(uri: &Uri) -> Result<bytes::Bytes> {
         let name = rustls::pki_types::ServerName::try_from(host.clone())
             .with_context(|| format!("`{host}` is not a valid TLS server name"))?;
         Box::new(
-            tokio_rustls::TlsConnector::from(warden_runtime::egress::tls_config())
+            tokio_rustls::TlsConnector::from(warden_runtime::tls::client_config())
                 .connect(name, stream)
                 .await?,
         )
