@@ -174,21 +174,22 @@ impl Plugin {
         manifest_name(&self.component_path, self.manifest_path.as_deref())
     }
 
-    /// Runs one tool call in a fresh sandbox. `arguments` is a JSON object;
-    /// `ask` handles an input-required reply before the call gives up its slot.
+    /// Runs one tool call in a fresh sandbox. `arguments` is a JSON object
+    /// and its text (serialised once by the caller, not once per round; a
+    /// `String`, as the bindings take it); `ask` handles an input-required
+    /// reply before the call gives up its slot.
     pub async fn call_tool<A: Send>(
         &self,
         runtime: &Runtime,
         tool: &str,
-        arguments: &serde_json::Value,
+        (value, arguments): (&serde_json::Value, &String),
         input: Option<&types::InputAnswers>,
         call: CallContext,
         ask: Ask<'_, A>,
     ) -> (Result<ToolReply<A>, CallFailure>, CallReport) {
         if let Some(plain) = &self.plain {
-            return self.call_function(runtime, plain, tool, arguments, call).await;
+            return self.call_function(runtime, plain, tool, value, call).await;
         }
-        let arguments = arguments.to_string();
         let tool = tool.to_string();
         let indices = self
             .exports
@@ -199,12 +200,12 @@ impl Plugin {
             .invoke(&self.prepared, call, async |store, instance| match indices {
                 Versioned::V0_1(indices) => {
                     let guest = indices.load(&mut *store, &instance)?;
-                    let reply = guest.call_call_tool(&mut *store, &tool, &arguments).await?;
+                    let reply = guest.call_call_tool(&mut *store, &tool, arguments).await?;
                     Ok(reply.map(Reply::Done))
                 }
                 Versioned::V0_2(indices) => {
                     let guest = indices.load(&mut *store, &instance)?;
-                    let reply = guest.call_call_tool(&mut *store, &tool, &arguments, input).await?;
+                    let reply = guest.call_call_tool(&mut *store, &tool, arguments, input).await?;
                     Ok(reply.map(|reply| Reply::of_tool(reply, ask)))
                 }
             })
