@@ -21,23 +21,13 @@ use crate::interaction::{Binding, Retry};
 use crate::invocation::Ended;
 use crate::lists;
 use crate::plugin_call::{PluginReply, drive_and_convert};
-use crate::request_context::{cache_hints, is_2026, principal};
-use crate::resolve::{self, PluginRequest};
+use crate::request_context::{cache_hints, is_2026, permitted};
+use crate::resolve;
 use crate::server::WardenServer;
 use crate::tool_call::{self, Arguments};
 use warden_plugins::plugin::CompletionRef;
 use warden_runtime::audit::{InvocationKind, Outcome};
 use warden_runtime::contract::types;
-
-/// The refusal of a request outside the caller's grant. Over HTTP the
-/// transport has already answered such a request `403`; this is the second
-/// check, for anything that reaches the handler another way.
-fn permitted(context: &RequestContext<RoleServer>, request: &PluginRequest, what: &str) -> Result<(), McpError> {
-    match principal(context) {
-        Some(principal) if !principal.allows(request.access_target()) => Err(errors::not_permitted(what)),
-        _ => Ok(()),
-    }
-}
 
 // Logging and `resources/subscribe` are deprecated in rmcp (they are gone
 // from the 2026-07-28 wire) but are part of the 2025-11-25 wire we serve.

@@ -73,10 +73,6 @@ impl<'a> Invocation<'a> {
         }
     }
 
-    pub fn request(&self) -> &PluginRequest {
-        &self.request
-    }
-
     pub fn trace(&self) -> Option<&TraceParent> {
         self.trace.as_ref()
     }

@@ -1,13 +1,15 @@
 //! What a request carries besides its params: the wire era it speaks, the
-//! principal it comes from, and its trace context.
+//! principal it comes from (and what it may use), and its trace context.
 
 use std::sync::Arc;
 
-use rmcp::RoleServer;
 use rmcp::model::CacheScope;
 use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
 
+use crate::errors::not_permitted;
 use crate::principal::Principal;
+use crate::resolve::PluginRequest;
 use crate::trace_context::TraceParent;
 
 /// List and read results change only when plugins are reloaded (who may
@@ -52,6 +54,20 @@ pub(crate) fn trace(context: &RequestContext<RoleServer>) -> Option<TraceParent>
         .and_then(|parts| parts.headers.get("traceparent"))
         .and_then(|value| value.to_str().ok());
     TraceParent::of_request(context.meta.get_traceparent(), header)
+}
+
+/// The refusal of a request outside the caller's grant. Over HTTP the
+/// transport has already answered such a request `403`; this is the second
+/// check, for anything that reaches the handler another way.
+pub(crate) fn permitted(
+    context: &RequestContext<RoleServer>,
+    request: &PluginRequest,
+    what: &str,
+) -> Result<(), McpError> {
+    match principal(context) {
+        Some(principal) if !principal.allows(request.access_target()) => Err(not_permitted(what)),
+        _ => Ok(()),
+    }
 }
 
 /// The cache scope of a list or read: in OAuth mode what is listed, and
