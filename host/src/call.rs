@@ -79,14 +79,14 @@ pub async fn run(args: &CallArgs) -> Result<ExitCode> {
         &plugin,
         decl,
         &args.tool,
-        &arguments,
+        &tool_call::Arguments::new(arguments),
         CallContext::detached(plugin.name.clone()),
         Instant::now(),
         &asker,
         retry,
     )
     .await;
-    let result = match call.result {
+    let result = match call.answer {
         Ok(CallToolResponse::Complete(result)) => result,
         Ok(_) => return Ok(unusable("the plugin asked for input, and there is no client to ask")),
         Err(error) => return Ok(unusable(&error.message)),

@@ -4,56 +4,59 @@
 
 use std::time::{Duration, Instant};
 
-use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde_json::Value;
 
 use super::content::{self, ContentError};
-use super::interaction::{self, Asker, Binding, Driven, Retry};
+use super::interaction::{Asker, Binding, Retry};
+use super::invocation::Ended;
+use super::plugin_call::{PluginReply, drive_and_convert};
 use warden_plugins::declarations::{self, ToolDecl};
 use warden_plugins::plugin::Plugin;
-use warden_runtime::audit::Outcome;
+use warden_runtime::audit::{self, Outcome};
+use warden_runtime::contract::types;
 use warden_runtime::{CallContext, CallReport, Runtime};
 
-/// What one tool call came to.
-pub struct ToolCall {
-    /// The result; on the 2026-07-28 wire, possibly "answer these first";
-    /// an error for a request the client cannot make (a bad `requestState`,
-    /// a capability it lacks).
-    pub result: Result<CallToolResponse, McpError>,
-    pub outcome: Outcome,
-    /// For the audit log: the message of a failure Warden (not the tool) reported.
-    pub detail: Option<String>,
-    pub report: CallReport,
-    /// When validation ended, from the call's start.
-    pub validated: Duration,
-    /// How long converting the answer took.
-    pub converted: Duration,
+/// A tool call's arguments, a JSON object, and their text: serialised once,
+/// for the audited byte count, the `requestState` binding and every round's
+/// sandbox.
+pub struct Arguments {
+    pub value: Value,
+    pub json: String,
+}
+
+impl Arguments {
+    pub fn new(value: Value) -> Self {
+        let json = value.to_string();
+        Self { value, json }
+    }
 }
 
 pub fn error_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-/// Runs tool `name` (declared as `decl`) of `plugin` with `arguments`, a
-/// JSON object. `started` is when the call began, for the timings.
+/// Runs tool `name` (declared as `decl`) of `plugin` with `arguments`.
+/// `started` is when the call began, for the timings. A tool's failure is a
+/// result (`isError`), never an error answer; only a request the client
+/// could not make is.
 #[allow(clippy::too_many_arguments)]
 pub async fn run(
     runtime: &Runtime,
     plugin: &Plugin,
     decl: &ToolDecl,
     name: &str,
-    arguments: &Value,
+    arguments: &Arguments,
     call: CallContext,
     started: Instant,
     asker: &Asker<'_>,
     retry: Retry<'_>,
-) -> ToolCall {
+) -> Ended<CallToolResponse> {
     let limit = plugin.prepared.settings.limits.output;
-    let mut violations = declarations::violations(&decl.input, arguments);
+    let mut violations = declarations::violations(&decl.input, &arguments.value);
     // What a schema cannot say (a base64 body): checked before any sandbox exists.
     if violations.is_empty()
-        && let Err(problem) = plugin.check_arguments(name, arguments)
+        && let Err(problem) = plugin.check_arguments(name, &arguments.value)
     {
         violations.push(problem);
     }
@@ -63,13 +66,13 @@ pub async fn run(
             "the arguments do not match the input schema of `{name}`:\n- {}",
             violations.join("\n- ")
         );
-        return ToolCall {
-            result: Ok(error_result(text).into()),
+        // A rejected call never reached a sandbox: it has no timings.
+        return Ended {
+            answer: Ok(error_result(text).into()),
             outcome: Outcome::Rejected,
             detail: None,
+            timing: None,
             report: CallReport::default(),
-            validated,
-            converted: Duration::ZERO,
         };
     }
 
@@ -78,85 +81,80 @@ pub async fn run(
         &plugin.sha256,
         "tools/call",
         name,
-        arguments.to_string().as_bytes(),
+        arguments.json.as_bytes(),
     );
-    let mut denied = Vec::new();
     let prepare = |asked| asker.prepare(asked);
-    let driven = interaction::drive(asker, &binding, retry, &mut denied, |input, asks| {
-        let mut call = call.clone();
-        call.asks = asks;
+    let mut converted = Duration::ZERO;
+    let round = |input: Option<_>, call| {
         let prepare = &prepare;
         async move {
             plugin
-                .call_tool(runtime, name, arguments, input.as_ref(), call, prepare)
+                .call_tool(
+                    runtime,
+                    name,
+                    (&arguments.value, &arguments.json),
+                    input.as_ref(),
+                    call,
+                    prepare,
+                )
                 .await
         }
-    })
-    .await;
-    let (reply, mut report) = match driven {
-        Ok(Driven::Done(reply, report)) => (reply, report),
-        Ok(Driven::InputRequired(asked, mut report)) => {
-            report.add_interaction_denials(denied);
-            return ToolCall {
-                result: Ok(CallToolResponse::InputRequired(asked)),
-                outcome: Outcome::InputRequired,
-                detail: None,
-                report,
-                validated,
-                converted: Duration::ZERO,
-            };
-        }
-        Err(error) => {
-            return ToolCall {
-                detail: Some(error.message.to_string()),
-                result: Err(error),
-                outcome: Outcome::Rejected,
-                report: {
-                    let mut report = CallReport::default();
-                    report.add_interaction_denials(denied);
-                    report
-                },
-                validated,
-                converted: Duration::ZERO,
-            };
-        }
     };
-    report.add_interaction_denials(denied);
-
-    let converting = Instant::now();
-    let tool_desc = format!("`{name}`");
-    let refused = |error: ContentError| {
-        let text = error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
-        tracing::warn!("{text}");
-        (error_result(text.clone()), error.outcome(), Some(text))
-    };
-    let (result, outcome, detail) = match reply {
-        Err(failure) => {
-            let text = failure.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
-            (error_result(text.clone()), failure.outcome(), Some(text))
-        }
-        Ok(Err(tool_error)) => match content::tool_error(tool_error, limit) {
-            Ok(text) => (error_result(text), Outcome::ToolError, None),
-            Err(error) => refused(error),
-        },
-        Ok(Ok(reply)) => match content::call_result(reply, decl, limit) {
-            Ok(result) => {
-                let outcome = if result.is_error == Some(true) {
-                    Outcome::ToolError
-                } else {
-                    Outcome::Ok
-                };
-                (result, outcome, None)
+    let convert = |reply: PluginReply<types::CallResult>, report| {
+        let converting = Instant::now();
+        let tool_desc = format!("`{name}`");
+        let refused = |error: ContentError| {
+            let text = error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
+            tracing::warn!("{text}");
+            (error_result(text.clone()), error.outcome(), Some(text))
+        };
+        let (result, outcome, detail) = match reply {
+            Err(failure) => {
+                let text = failure.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
+                (error_result(text.clone()), failure.outcome(), Some(text))
             }
-            Err(error) => refused(error),
-        },
+            Ok(Err(tool_error)) => match content::tool_error(tool_error, limit) {
+                Ok(text) => (error_result(text), Outcome::ToolError, None),
+                Err(error) => refused(error),
+            },
+            Ok(Ok(reply)) => match content::call_result(reply, decl, limit) {
+                Ok(result) => {
+                    let outcome = if result.is_error == Some(true) {
+                        Outcome::ToolError
+                    } else {
+                        Outcome::Ok
+                    };
+                    (result, outcome, None)
+                }
+                Err(error) => refused(error),
+            },
+        };
+        converted = converting.elapsed();
+        Ended {
+            answer: Ok(result.into()),
+            outcome,
+            detail,
+            timing: None,
+            report,
+        }
     };
-    ToolCall {
-        result: Ok(result.into()),
-        outcome,
-        detail,
-        report,
-        validated,
-        converted: converting.elapsed(),
-    }
+    let mut ended = drive_and_convert(
+        asker,
+        &binding,
+        retry,
+        &call,
+        round,
+        CallToolResponse::InputRequired,
+        convert,
+    )
+    .await;
+    // A retry the client could not make never reached a sandbox either.
+    ended.timing = (ended.outcome != Outcome::Rejected).then(|| audit::Timing {
+        validate_us: audit::micros(validated),
+        setup_us: audit::micros(ended.report.setup),
+        instantiate_us: audit::micros(ended.report.instantiate),
+        guest_us: audit::micros(ended.report.run),
+        convert_us: audit::micros(converted),
+    });
+    ended
 }

@@ -77,6 +77,7 @@ async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let (dir, name, tool) = (&args[1], &args[2], &args[3]);
     let arguments: serde_json::Value = serde_json::from_str(args.get(4).map_or("{}", String::as_str))?;
+    let arguments_json = arguments.to_string();
     let calls: usize = args.get(5).map_or(Ok(2000), |n| n.parse())?;
     let cache = std::env::var_os("CALL_COST_CACHE").map(PathBuf::from);
 
@@ -105,7 +106,7 @@ async fn main() -> anyhow::Result<()> {
             .call_tool(
                 &runtime,
                 tool,
-                &arguments,
+                (&arguments, &arguments_json),
                 None,
                 CallContext::detached(plugin.name.clone()),
                 &std::convert::identity::<InputRequired>,
@@ -166,15 +167,20 @@ async fn main() -> anyhow::Result<()> {
         for _ in 0..rounds {
             let mut tasks = tokio::task::JoinSet::new();
             for _ in 0..n {
-                let (plugin, runtime, tool, arguments) =
-                    (plugin.clone(), runtime.clone(), tool.clone(), arguments.clone());
+                let (plugin, runtime, tool, arguments, arguments_json) = (
+                    plugin.clone(),
+                    runtime.clone(),
+                    tool.clone(),
+                    arguments.clone(),
+                    arguments_json.clone(),
+                );
                 tasks.spawn(async move {
                     let call = CallContext::detached(plugin.name.clone());
                     let (result, _) = plugin
                         .call_tool(
                             &runtime,
                             &tool,
-                            &arguments,
+                            (&arguments, &arguments_json),
                             None,
                             call,
                             &std::convert::identity::<InputRequired>,

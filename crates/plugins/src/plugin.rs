@@ -54,21 +54,22 @@ impl Plugin {
         manifest_name(&self.component_path, self.manifest_path.as_deref())
     }
 
-    /// Runs one tool call in a fresh sandbox. `arguments` is a JSON object;
-    /// `ask` handles an input-required reply before the call gives up its slot.
+    /// Runs one tool call in a fresh sandbox. `arguments` is a JSON object
+    /// and its text (serialised once by the caller, not once per round; a
+    /// `String`, as the bindings take it); `ask` handles an input-required
+    /// reply before the call gives up its slot.
     pub async fn call_tool<A: Send>(
         &self,
         runtime: &Runtime,
         tool: &str,
-        arguments: &serde_json::Value,
+        (value, arguments): (&serde_json::Value, &String),
         input: Option<&types::InputAnswers>,
         call: CallContext,
         ask: Ask<'_, A>,
     ) -> (Result<ToolReply<A>, CallFailure>, CallReport) {
         if let Some(plain) = &self.plain {
-            return self.call_function(runtime, plain, tool, arguments, call).await;
+            return self.call_function(runtime, plain, tool, value, call).await;
         }
-        let arguments = arguments.to_string();
         assert!(
             self.exports.has(Interface::Tools),
             "a plugin with tools exports the tools interface"
@@ -76,7 +77,7 @@ impl Plugin {
         runtime
             .invoke(&self.prepared, call, async |store, instance| {
                 self.exports
-                    .call_tool(store, &instance, tool, &arguments, input, ask)
+                    .call_tool(store, &instance, tool, arguments, input, ask)
                     .await
             })
             .await

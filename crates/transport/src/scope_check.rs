@@ -6,8 +6,6 @@
 //! the rule both use). A `subscriptions/listen` has the URIs the grant does
 //! not reach taken out before rmcp acknowledges it (`narrow_listen`).
 
-use std::sync::Arc;
-
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -15,12 +13,12 @@ use serde_json::{Map, Value};
 
 use crate::auth::resource_metadata::ResourceMetadata;
 use warden_mcp::Shared;
-use warden_mcp::access::{self, AccessPolicy, Target};
+use warden_mcp::access::{self, AccessPolicy};
+use warden_mcp::invocation::{Facts, Invocation};
 use warden_mcp::principal::Principal;
+use warden_mcp::resolve;
 use warden_mcp::trace_context::TraceParent;
-use warden_plugins::catalog::Catalog;
-use warden_runtime::audit::{self, InvocationKind, Outcome};
-use warden_runtime::metrics::{self, CallFacts};
+use warden_runtime::audit::Outcome;
 
 /// A JSON-RPC request as the HTTP layer reads it: its method and params,
 /// and the rest (`jsonrpc`, `id`) kept to encode it again.
@@ -41,36 +39,6 @@ impl Message {
     }
 }
 
-/// What a request would invoke: its kind, plugin and target as audited.
-struct PluginRequest {
-    kind: InvocationKind,
-    plugin: Arc<str>,
-    target: String,
-    /// For completions and templated reads: the template.
-    template: Option<String>,
-    name: Option<String>,
-}
-
-impl PluginRequest {
-    fn target(&self) -> Target<'_> {
-        match (self.kind, &self.name) {
-            (InvocationKind::ToolCall, Some(name)) => Target::Tool {
-                plugin: &self.plugin,
-                name,
-            },
-            (InvocationKind::PromptGet | InvocationKind::Completion, Some(name)) => Target::Prompt {
-                plugin: &self.plugin,
-                name,
-            },
-            _ => Target::Resource {
-                plugin: &self.plugin,
-                uri: &self.target,
-                template: self.template.as_deref(),
-            },
-        }
-    }
-}
-
 /// The `403` for a request `principal` may not make, if it is one.
 pub fn refusal(
     shared: &Shared,
@@ -81,57 +49,33 @@ pub fn refusal(
     message: &Message,
 ) -> Option<Response> {
     let catalog = shared.catalog.snapshot();
-    let invocation = invocation(&catalog, message)?;
-    let target = invocation.target();
+    let request = resolve::request(&catalog, &message.method, &message.params)?;
+    let target = request.access_target();
     if principal.allows(target) {
         return None;
     }
     let scopes = policy.scopes_for(target);
     let meta = message.params.pointer("/_meta/traceparent").and_then(Value::as_str);
     let trace = TraceParent::of_request(meta, traceparent_header);
-    let what = match invocation.kind {
-        InvocationKind::ToolCall => "tool",
-        InvocationKind::PromptGet | InvocationKind::Completion if invocation.name.is_some() => "prompt",
-        _ => "resource",
-    };
-    let why = format!("your access does not include the {what} `{}`", invocation.target);
+    let why = format!(
+        "your access does not include the {} `{}`",
+        request.noun(),
+        request.target
+    );
     tracing::info!(
         principal = principal.subject,
         trace_id = trace.as_ref().map(TraceParent::trace_id),
-        plugin = &*invocation.plugin,
+        plugin = &*request.plugin,
         "refused {} of `{}`: not in the caller's grant",
-        invocation.kind.as_str(),
-        invocation.target
+        request.kind.as_str(),
+        request.target
     );
-    if let Some(log) = &shared.audit {
-        log.record(&audit::Record {
-            time: audit::now(),
-            plugin: &invocation.plugin,
-            principal: Some(&principal.subject),
-            traceparent: trace.as_ref().map(TraceParent::as_str),
-            kind: invocation.kind,
-            target: &invocation.target,
-            tool: (invocation.kind == InvocationKind::ToolCall).then_some(invocation.target.as_str()),
-            exposed_name: (invocation.kind == InvocationKind::ToolCall).then_some(invocation.target.as_str()),
-            duration_ms: 0.0,
-            outcome: Outcome::Forbidden,
-            argument_bytes: 0,
-            detail: Some(&why),
-            denied: &[],
-            timing: None,
-        });
-    }
-    if let Some(metrics) = metrics::get() {
-        metrics.call(&CallFacts {
-            kind: invocation.kind,
-            plugin: &invocation.plugin,
-            target: &invocation.target,
-            outcome: Outcome::Forbidden,
-            duration: std::time::Duration::ZERO,
-            timing: None,
-            denials: Default::default(),
-        });
-    }
+    let facts = Facts {
+        detail: Some(&why),
+        ..Facts::default()
+    };
+    Invocation::refused_before_start(shared.audit.as_ref(), request, principal, trace)
+        .record(Outcome::Forbidden, facts);
     let mut response = (StatusCode::FORBIDDEN, format!("{why}\n")).into_response();
     if let Ok(value) = HeaderValue::from_str(&metadata.insufficient_scope(&scopes, &why)) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
@@ -159,78 +103,4 @@ pub fn narrow_listen(shared: &Shared, principal: &Principal, message: Message) -
         });
     }
     serde_json::to_vec(&message).ok()
-}
-
-/// The plugin invocation a JSON-RPC request asks for; `None` for anything
-/// else, and for names no plugin serves (the handler answers those).
-fn invocation(catalog: &Catalog, message: &Message) -> Option<PluginRequest> {
-    let params = &message.params;
-    let text = |key: &str| params.get(key).and_then(Value::as_str);
-    match message.method.as_str() {
-        "tools/call" => {
-            let entry = catalog.tool(text("name")?)?;
-            let name = entry.decl().tool.name.to_string();
-            Some(PluginRequest {
-                kind: InvocationKind::ToolCall,
-                plugin: entry.plugin.name.clone(),
-                target: name.clone(),
-                template: None,
-                name: Some(name),
-            })
-        }
-        "prompts/get" => {
-            let entry = catalog.prompt(text("name")?)?;
-            let name = entry.decl().prompt.name.clone();
-            Some(PluginRequest {
-                kind: InvocationKind::PromptGet,
-                plugin: entry.plugin.name.clone(),
-                target: name.clone(),
-                template: None,
-                name: Some(name),
-            })
-        }
-        // Not `resources/subscribe`: an ungranted URI is refused there as an
-        // unknown one (`access::may_subscribe`), never with a `403` that
-        // would confirm it exists.
-        "resources/read" => {
-            let uri = text("uri")?;
-            let (plugin, template) = catalog.resource_source(uri)?;
-            Some(PluginRequest {
-                kind: InvocationKind::ResourceRead,
-                plugin: plugin.name.clone(),
-                target: uri.to_string(),
-                template: template.map(str::to_string),
-                name: None,
-            })
-        }
-        "completion/complete" => {
-            let reference = params.get("ref")?;
-            match reference.get("type").and_then(Value::as_str)? {
-                "ref/prompt" => {
-                    let entry = catalog.prompt(reference.get("name").and_then(Value::as_str)?)?;
-                    let name = entry.decl().prompt.name.clone();
-                    Some(PluginRequest {
-                        kind: InvocationKind::Completion,
-                        plugin: entry.plugin.name.clone(),
-                        target: name.clone(),
-                        template: None,
-                        name: Some(name),
-                    })
-                }
-                "ref/resource" => {
-                    let entry = catalog.template(reference.get("uri").and_then(Value::as_str)?)?;
-                    let template = entry.decl().template.uri_template.clone();
-                    Some(PluginRequest {
-                        kind: InvocationKind::Completion,
-                        plugin: entry.plugin.name.clone(),
-                        target: template.clone(),
-                        template: Some(template),
-                        name: None,
-                    })
-                }
-                _ => None,
-            }
-        }
-        _ => None,
-    }
 }
