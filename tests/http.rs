@@ -6,41 +6,15 @@ mod support;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
-use rmcp::service::{PeerRequestOptions, RunningService};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use support::http::HttpWarden;
-use support::{ERAS, Era, PluginDir, Recorder};
+use support::raw::{first_message, initialize_body, meta_2026, raw_post};
+use support::{ERAS, Era, PluginDir, Recorder, call};
 
 const TOKEN: &str = "correct-horse-battery-staple";
-
-async fn call(
-    client: &RunningService<RoleClient, Recorder>,
-    tool: &str,
-    arguments: Value,
-) -> rmcp::model::CallToolResult {
-    let Value::Object(arguments) = arguments else {
-        unreachable!()
-    };
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-        .await
-        .unwrap()
-}
-
-fn initialize_body() -> String {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
-    .to_string()
-}
-
-fn raw_post(url: &str) -> reqwest::RequestBuilder {
-    reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-}
 
 #[tokio::test]
 async fn lists_and_calls_in_both_eras_with_two_clients_at_once() {
@@ -359,14 +333,7 @@ async fn stdio_and_http_together_serve_the_same_catalog() {
 async fn recorded(recorder: &Recorder, method: &str) -> Vec<Value> {
     let started = Instant::now();
     loop {
-        let found: Vec<Value> = recorder
-            .seen
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(m, _)| m == method)
-            .map(|(_, params)| params.clone())
-            .collect();
+        let found = recorder.params_of(method);
         if !found.is_empty() {
             return found;
         }
@@ -504,12 +471,7 @@ async fn mcp_param_headers_must_agree_with_the_body() {
     let dir = PluginDir::with(&["conformance"]);
     let warden = HttpWarden::start(dir.path(), &[]).await;
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-    "name": "greet", "arguments": {"name": "Hello"},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}
-    }}})
+    "name": "greet", "arguments": {"name": "Hello"}, "_meta": meta_2026("raw", json!({}))}})
     .to_string();
     let send = async |header: Option<&str>| {
         let mut request = raw_post(&warden.url)
@@ -522,12 +484,7 @@ async fn mcp_param_headers_must_agree_with_the_body() {
         let response = request.body(body.clone()).send().await.unwrap();
         let status = response.status().as_u16();
         let text = response.text().await.unwrap();
-        let message = text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .chain(std::iter::once(text.as_str()))
-            .find_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-            .unwrap_or_else(|| panic!("no JSON-RPC message in {text}"));
+        let message = first_message(&text).unwrap_or_else(|| panic!("no JSON-RPC message in {text}"));
         (status, message)
     };
     for accepted in ["Hello", "=?base64?SGVsbG8=?="] {
@@ -558,11 +515,7 @@ async fn traceparent_reaches_the_logs_and_the_audit_record() {
     let in_meta = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let in_header = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00";
     let send = async |meta: Option<&str>, header: Option<&str>| {
-        let mut meta_object = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {}
-        });
+        let mut meta_object = meta_2026("raw", json!({}));
         if let Some(value) = meta {
             meta_object["traceparent"] = json!(value);
         }

@@ -11,13 +11,13 @@ use std::time::{Duration, Instant};
 use rmcp::RoleClient;
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, ErrorCode, ServerNotification, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    ErrorCode, ServerNotification, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
 use support::http::HttpWarden;
-use support::{Era, LONG_WAIT, PluginDir, Recorder};
+use support::raw::{answer, open_session, post, post_head_2026, request_2026};
+use support::{Era, LONG_WAIT, PluginDir, Recorder, call_params};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -63,11 +63,8 @@ async fn connect_small_window(addr: &str) -> TcpStream {
 async fn still_serves(client: &RunningService<RoleClient, Recorder>) {
     let tools = client.list_all_tools().await.expect("tools/list still works");
     assert!(tools.iter().any(|t| t.name == "slugify"), "{tools:?}");
-    let Value::Object(arguments) = json!({"text": "Still Here"}) else {
-        unreachable!()
-    };
     let result = client
-        .call_tool(CallToolRequestParams::new("slugify").with_arguments(arguments))
+        .call_tool(call_params("slugify", json!({"text": "Still Here"})))
         .await
         .expect("tools/call still works");
     assert_eq!(support::text(&result), "still-here");
@@ -177,16 +174,11 @@ impl KeptConnection {
     }
 
     /// The result of one JSON-RPC request.
-    async fn request(&mut self, method: &str, mut params: Value) -> Value {
+    async fn request(&mut self, method: &str, params: Value) -> Value {
         use http_body_util::BodyExt;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "kept", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {}
-        });
         let id = self.next_id;
         self.next_id += 1;
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        let body = request_2026(id, method, params.clone(), "kept");
         let mut request = http::Request::post("/mcp");
         if let Some(name) = params["name"].as_str() {
             request = request.header("mcp-name", name);
@@ -211,13 +203,7 @@ impl KeptConnection {
         let body = response.into_body().collect().await.unwrap().to_bytes();
         let text = String::from_utf8(body.to_vec()).unwrap();
         assert_eq!(status, 200, "{text}");
-        let message: Value = text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .chain(std::iter::once(text.as_str()))
-            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-            .find(|m| m["id"] == id)
-            .unwrap_or_else(|| panic!("no answer to request {id} in {text}"));
+        let message = answer(&text, id).unwrap_or_else(|| panic!("no answer to request {id} in {text}"));
         message["result"].clone()
     }
 
@@ -252,22 +238,18 @@ async fn a_client_that_reads_nothing_of_its_response_is_disconnected_after_the_w
     .await;
 
     // 32 MB: far more than the socket buffers between the two can hold.
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-    "name": "big", "arguments": {"bytes": 32_000_000},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "stuck", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}
-    }}})
-    .to_string();
+    let call = request_2026(
+        1,
+        "tools/call",
+        json!({"name": "big", "arguments": {"bytes": 32_000_000}}),
+        "stuck",
+    );
     let mut stuck = connect_small_window(&warden.addr()).await;
     stuck
         .write_all(
             format!(
-                "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-                 accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
-                 mcp-method: tools/call\r\nmcp-name: big\r\ncontent-length: {}\r\n\r\n{call}",
-                call.len()
+                "{}{call}",
+                post_head_2026("127.0.0.1", "tools/call", "mcp-name: big\r\n", call.len())
             )
             .as_bytes(),
         )
@@ -422,23 +404,16 @@ async fn a_client_at_its_own_connection_cap_pushes_out_only_its_own_connections(
 /// reads until its acknowledgment: a request in progress for as long as the
 /// connection stays open.
 async fn listen_stream(addr: &str, token: Option<&str>) -> TcpStream {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
-    "notifications": {"toolsListChanged": true},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}
-    }}})
-    .to_string();
+    let body = request_2026(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+        "raw",
+    );
     let authorization = token
         .map(|t| format!("authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
-         mcp-method: subscriptions/listen\r\n{authorization}content-length: {}\r\n\r\n",
-        body.len()
-    );
+    let head = post_head_2026("127.0.0.1", "subscriptions/listen", &authorization, body.len());
     let mut stream = TcpStream::connect(addr).await.unwrap();
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(body.as_bytes()).await.unwrap();
@@ -526,46 +501,6 @@ async fn an_idle_flood_of_2000_half_sent_requests_cannot_lock_a_client_out() {
     still_streaming(&mut stream).await;
 }
 
-fn initialize_body() -> String {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
-    .to_string()
-}
-
-fn raw_post(http: &reqwest::Client, url: &str) -> reqwest::RequestBuilder {
-    http.post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-}
-
-/// Opens a 2025-11-25 session with a raw `initialize`; its id.
-async fn open_session(http: &reqwest::Client, warden: &HttpWarden) -> Result<String, (u16, String)> {
-    let response = raw_post(http, &warden.url)
-        .body(initialize_body())
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let id = response
-        .headers()
-        .get("mcp-session-id")
-        .map(|v| v.to_str().unwrap().to_string());
-    let text = response.text().await.unwrap();
-    match id {
-        Some(id) if status == 200 => {
-            let initialized = raw_post(http, &warden.url)
-                .header("mcp-session-id", &id)
-                .body(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(initialized.status(), 202);
-            Ok(id)
-        }
-        _ => Err((status, text)),
-    }
-}
-
 /// What `/readyz` tells the operator.
 async fn readiness(warden: &HttpWarden) -> Value {
     reqwest::Client::new()
@@ -607,9 +542,9 @@ async fn sessions_past_the_cap_are_refused_and_idle_ones_expire() {
         )
         .build()
         .unwrap();
-    let first = open_session(&http, &warden).await.unwrap();
-    let _second = open_session(&http, &warden).await.unwrap();
-    let (status, body) = open_session(&http, &warden).await.unwrap_err();
+    let first = open_session(&http, &warden.url).await.unwrap();
+    let _second = open_session(&http, &warden.url).await.unwrap();
+    let (status, body) = open_session(&http, &warden.url).await.unwrap_err();
     assert_eq!(status, 503, "{body}");
     let error: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(error["error"]["code"], -32000, "{body}");
@@ -631,7 +566,7 @@ async fn sessions_past_the_cap_are_refused_and_idle_ones_expire() {
         .unwrap();
     // 204, as the official clients expect (rmcp itself says 202).
     assert_eq!(ended.status(), 204);
-    let _third = open_session(&http, &warden).await.unwrap();
+    let _third = open_session(&http, &warden.url).await.unwrap();
 
     // Sessions nobody uses are ended after the idle timeout.
     let started = Instant::now();
@@ -757,13 +692,7 @@ fn server_send_queue(server_port: u16, client_port: u16) -> usize {
 async fn wait_for(recorder: &Recorder, method: &str, count: usize, what: &str, warden: &HttpWarden) {
     let started = Instant::now();
     loop {
-        let seen = recorder
-            .seen
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(m, _)| m == method)
-            .count();
+        let seen = recorder.count(method);
         if seen >= count {
             return;
         }
@@ -833,9 +762,9 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
         .collect();
     // A 2025-11-25 session that subscribes, opens its GET stream and never reads it.
     let http = reqwest::Client::new();
-    let session = open_session(&http, &warden).await.unwrap();
+    let session = open_session(&http, &warden.url).await.unwrap();
     for (i, uri) in long_uris.iter().enumerate() {
-        let subscribed = raw_post(&http, &warden.url)
+        let subscribed = post(&http, &warden.url)
             .header("mcp-session-id", &session)
             .body(
                 json!({"jsonrpc": "2.0", "id": 10 + i, "method": "resources/subscribe", "params": {"uri": uri}})
@@ -859,22 +788,18 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
         .await
         .unwrap();
     // A 2026-07-28 listen stream for the same URIs, never read.
-    let listen = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
-    "notifications": {"toolsListChanged": true, "resourceSubscriptions": long_uris},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "stuck", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}
-    }}})
-    .to_string();
+    let listen = request_2026(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": long_uris}}),
+        "stuck",
+    );
     let mut stuck_listener = connect_small_window(&warden.addr()).await;
     stuck_listener
         .write_all(
             format!(
-                "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-                 accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
-                 mcp-method: subscriptions/listen\r\ncontent-length: {}\r\n\r\n{listen}",
-                listen.len()
+                "{}{listen}",
+                post_head_2026("127.0.0.1", "subscriptions/listen", "", listen.len())
             )
             .as_bytes(),
         )

@@ -6,24 +6,11 @@ mod support;
 
 use std::time::Duration;
 
-use rmcp::model::CallToolRequestParams;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::http::HttpWarden;
-use support::{Era, PluginDir};
+use support::raw::{initialize_body, post_head_2026, raw_post, request_2026};
+use support::{Era, PluginDir, call_params};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-fn initialize_body() -> String {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
-    .to_string()
-}
-
-fn raw_post(url: &str) -> reqwest::RequestBuilder {
-    reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-}
 
 #[tokio::test]
 async fn session_ids_name_the_replica_that_holds_them() {
@@ -36,11 +23,8 @@ async fn session_ids_name_the_replica_that_holds_them() {
 
     // rmcp's own client works with such ids, calls and all.
     let client = warden.client(Era::Handshake, None).await;
-    let Value::Object(arguments) = json!({"text": "one two"}) else {
-        unreachable!()
-    };
     let result = client
-        .call_tool(CallToolRequestParams::new("text_stats").with_arguments(arguments))
+        .call_tool(call_params("text_stats", json!({"text": "one two"})))
         .await
         .unwrap();
     assert_eq!(result.structured_content.unwrap()["words"], 2);
@@ -90,20 +74,14 @@ async fn exchange(stream: &mut tokio::net::TcpStream, request: String) -> String
 }
 
 fn echo_request(addr: &str) -> String {
-    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
-    "name": "echo", "arguments": {"text": "sent before the drain"},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}
-    }}})
-    .to_string();
-    format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\n\
-         mcp-method: tools/call\r\nmcp-name: echo\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    )
+    let body = request_2026(
+        9,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "sent before the drain"}}),
+        "raw",
+    );
+    let head = post_head_2026(addr, "tools/call", "mcp-name: echo\r\n", body.len());
+    format!("{head}{body}")
 }
 
 /// What a proxy in front needs: once SIGTERM arrives, new connections are
@@ -117,10 +95,7 @@ async fn a_drain_serves_what_was_sent_and_refuses_new_connections() {
     let mut warden = HttpWarden::start(dir.path(), &[]).await;
     let addr = warden.addr();
     let client = warden.client(Era::Stateless, None).await;
-    let Value::Object(arguments) = json!({"ms": 1500}) else {
-        unreachable!()
-    };
-    let slow = client.call_tool(CallToolRequestParams::new("sleep").with_arguments(arguments));
+    let slow = client.call_tool(call_params("sleep", json!({"ms": 1500})));
     let pid = warden.pid() as i32;
     let during = async {
         // Connections a proxy opened just before the signal.

@@ -99,16 +99,8 @@ impl HttpWarden {
         mut params: serde_json::Value,
         capabilities: serde_json::Value,
     ) -> (u16, serde_json::Value) {
-        use serde_json::{Value, json};
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": capabilities,
-        });
-        let mut request = reqwest::Client::new()
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
+        params["_meta"] = super::raw::meta_2026("raw", capabilities);
+        let mut request = super::raw::raw_post(&self.url)
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", method);
         if let Some(name) = params["name"].as_str().or(params["uri"].as_str()) {
@@ -117,17 +109,11 @@ impl HttpWarden {
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
         let response = request.body(body).send().await.unwrap();
         let status = response.status().as_u16();
         let text = response.text().await.unwrap();
-        let message = text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .chain(std::iter::once(text.as_str()))
-            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-            .find(|message| message["id"] == 1)
-            .unwrap_or_else(|| panic!("no answer in {text}"));
+        let message = super::raw::answer(&text, 1).unwrap_or_else(|| panic!("no answer in {text}"));
         (status, message)
     }
 

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 pub mod attacks;
 pub mod http;
+pub mod raw;
 
 /// Every guest plugin (examples and test-only ones), built once per test
 /// binary: package name → component path.
@@ -126,14 +127,30 @@ impl Recorder {
         std::mem::take(&mut *self.seen.lock().unwrap())
     }
 
+    /// How many `method` notifications have arrived so far.
+    pub fn count(&self, method: &str) -> usize {
+        self.seen.lock().unwrap().iter().filter(|(m, _)| m == method).count()
+    }
+
+    /// The params of the `method` notifications so far, in arrival order
+    /// (left recorded).
+    pub fn params_of(&self, method: &str) -> Vec<Value> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, params)| params.clone())
+            .collect()
+    }
+
     /// Waits (up to `LONG_WAIT`) until `count` `method` notifications have
     /// arrived — the client may handle a notification sent just before a
     /// result only after it returns that result — then takes them all.
     pub async fn take_at_least(&self, method: &str, count: usize) -> Vec<Value> {
         let started = std::time::Instant::now();
         while started.elapsed() < LONG_WAIT {
-            let seen = self.seen.lock().unwrap().iter().filter(|(m, _)| m == method).count();
-            if seen >= count {
+            if self.count(method) >= count {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -201,12 +218,7 @@ impl Server {
     }
 
     pub async fn try_call(&self, name: &str, arguments: Value) -> Result<CallToolResult, rmcp::ServiceError> {
-        let Value::Object(arguments) = arguments else {
-            panic!("arguments must be an object")
-        };
-        self.client
-            .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments))
-            .await
+        self.client.call_tool(call_params(name, arguments)).await
     }
 
     /// In the 2026-07-28 era list changes arrive only on a
@@ -231,13 +243,7 @@ impl Server {
 
     /// How many `tools/list_changed` notifications arrived so far.
     pub fn list_changes(&self) -> usize {
-        self.recorder
-            .seen
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(method, _)| method == "notifications/tools/list_changed")
-            .count()
+        self.recorder.count("notifications/tools/list_changed")
     }
 
     /// Waits (up to `LONG_WAIT`) until more than `seen` `tools/list_changed`
@@ -353,6 +359,23 @@ pub async fn connect(command: tokio::process::Command, era: Era, stderr: tempfil
 }
 
 /// The text of a result's only text block.
+/// A `tools/call` of `tool` with `arguments`, a JSON object.
+pub fn call_params(tool: &str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    CallToolRequestParams::new(tool.to_string()).with_arguments(arguments)
+}
+
+/// Calls `tool` on `client`, which must answer with a result.
+pub async fn call<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    arguments: Value,
+) -> CallToolResult {
+    client.call_tool(call_params(tool, arguments)).await.unwrap()
+}
+
 pub fn text(result: &CallToolResult) -> String {
     let texts: Vec<&str> = result
         .content
