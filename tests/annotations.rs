@@ -1,5 +1,5 @@
 //! Tool annotations are served as the grants make them true (see
-//! `host/src/annotations.rs`): exact values over `tools/list` from the real
+//! `crates/plugins/src/annotations.rs`): exact values over `tools/list` from the real
 //! binary, for a plugin whose author claims annotations (`full`: read-only,
 //! idempotent, closed world) and one that declares none (`prefixed`), under
 //! no grants, a writable mount and an HTTP host.
