@@ -21,11 +21,11 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use warden_runtime::grants::{HttpRule, InteractionGrant};
 use warden_mcp::interaction::answers::{self, Resumption};
 use warden_mcp::interaction::request::{self, Prepared, RequestLimits};
 use warden_mcp::interaction::{self, Binding, InputKind, Retry, UsedStates, form_schema};
 use warden_runtime::contract::types;
+use warden_runtime::grants::{HttpRule, InteractionGrant};
 
 /// A small `[limits] output`, so that the fuzzer reaches it.
 const OUTPUT: u64 = 4096;
