@@ -16,7 +16,7 @@ use rmcp::model::{
 use rmcp::service::RunningService;
 use serde_json::{Value, json};
 use support::http::HttpWarden;
-use support::raw::{answer, open_session, post, post_head_2026, request_2026};
+use support::raw::{answer, open_session, post, post_head_2026, post_request_2026, request_2026};
 use support::{Era, LONG_WAIT, PluginDir, Recorder, call_params};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -246,13 +246,7 @@ async fn a_client_that_reads_nothing_of_its_response_is_disconnected_after_the_w
     );
     let mut stuck = connect_small_window(&warden.addr()).await;
     stuck
-        .write_all(
-            format!(
-                "{}{call}",
-                post_head_2026("127.0.0.1", "tools/call", "mcp-name: big\r\n", call.len())
-            )
-            .as_bytes(),
-        )
+        .write_all(post_request_2026("127.0.0.1", "tools/call", "mcp-name: big\r\n", &call).as_bytes())
         .await
         .unwrap();
     let mut head = [0u8; 12];
@@ -796,13 +790,7 @@ async fn clients_that_stop_reading_stall_neither_reloads_nor_notifications_for_o
     );
     let mut stuck_listener = connect_small_window(&warden.addr()).await;
     stuck_listener
-        .write_all(
-            format!(
-                "{}{listen}",
-                post_head_2026("127.0.0.1", "subscriptions/listen", "", listen.len())
-            )
-            .as_bytes(),
-        )
+        .write_all(post_request_2026("127.0.0.1", "subscriptions/listen", "", &listen).as_bytes())
         .await
         .unwrap();
     // Both streams are open (then never read again).

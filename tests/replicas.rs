@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::http::HttpWarden;
-use support::raw::{initialize_body, post_head_2026, raw_post, request_2026};
+use support::raw::{initialize_body, post_request_2026, raw_post, request_2026};
 use support::{Era, PluginDir, call_params};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -80,8 +80,7 @@ fn echo_request(addr: &str) -> String {
         json!({"name": "echo", "arguments": {"text": "sent before the drain"}}),
         "raw",
     );
-    let head = post_head_2026(addr, "tools/call", "mcp-name: echo\r\n", body.len());
-    format!("{head}{body}")
+    post_request_2026(addr, "tools/call", "mcp-name: echo\r\n", &body)
 }
 
 /// What a proxy in front needs: once SIGTERM arrives, new connections are

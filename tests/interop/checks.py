@@ -45,6 +45,13 @@ class Checks:
         print(f"{self.passed} checks passed, {len(self.failed)} failed")
         return 1 if self.failed else 0
 
+    def summary(self, label: str) -> int:
+        """Prints each failure and the tally under `label` (the component drivers' form); the exit status."""
+        for failure in self.failed:
+            print(f"FAILED {failure}")
+        print(f"{label}: {self.passed} passed, {len(self.failed)} failed")
+        return 1 if self.failed else 0
+
 
 def texts(result) -> list[str]:
     return [c.text for c in result.content if c.type == "text"]

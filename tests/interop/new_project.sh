@@ -12,25 +12,15 @@
 # Exits non-zero on any mismatch.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$root/target/interop"
-mkdir -p "$work"
+source "$root/tests/interop/lib.sh"
 cd "$root"
 
-if [ ! -x "$work/venv/bin/python" ]; then
-  python3 -m venv "$work/venv"
-fi
-python="$work/venv/bin/python"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
+python_venv "mcp==2.3.0"
 
 node_major="$(node --version 2>/dev/null | sed 's/^v\([0-9]*\).*/\1/')"
 [ "${node_major:-0}" -ge 20 ] || { echo "the JavaScript template needs Node 20 or later on PATH (found '${node_major:-none}')"; exit 1; }
 
-if [ -n "${WARDEN_BIN:-}" ]; then
-  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
-else
-  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
-  warden="$root/target/debug/warden"
-fi
+warden_binary
 
 projects="$(mktemp -d "${TMPDIR:-/tmp}/warden-new-XXXXXX")"
 trap 'rm -rf "$projects"' EXIT

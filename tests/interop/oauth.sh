@@ -10,21 +10,17 @@
 # invalid_token; a key added after start is fetched on first use; the audit trail holds
 # exactly the calls made, with their principals. tests/interop/ts/oauth_checks.mjs.
 #
-# Installs what it needs as tests/interop/client_env.sh does (Node 24 from PyPI, the
+# Installs what it needs as sdk_clients_env in tests/interop/lib.sh does (Node 24 from PyPI, the
 # npm packages pinned in tests/interop/ts/package.json into target/interop/ts); builds
 # Warden (debug; WARDEN_BIN=<path> uses that binary) and stages the example plugins.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd -P)"
 cd "$root"
-source "$root/tests/interop/client_env.sh"
+source "$root/tests/interop/lib.sh"
+sdk_clients_env
 cp "$root/tests/interop/ts/oauth_checks.mjs" "$ts/oauth_checks.mjs"
 
-if [ -n "${WARDEN_BIN:-}" ]; then
-  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
-else
-  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
-  warden="$root/target/debug/warden"
-fi
+warden_binary
 cargo xtask plugins >/dev/null
 plugins="$root/target/plugins/examples"
 scratch="$work/oauth"

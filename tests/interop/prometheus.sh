@@ -8,7 +8,8 @@
 # under target/interop/prometheus.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$root/target/interop/prometheus"
+source "$root/tests/interop/lib.sh"
+work="$interop/prometheus"
 calls="${CALLS:-7}"
 started_at=$(date +%s)
 
@@ -29,11 +30,7 @@ cargo xtask plugins
 warden="${CARGO_TARGET_DIR:-$root/target}/debug/warden"
 plugins="$root/target/plugins/examples"
 
-if [ ! -x "$root/target/interop/venv/bin/python" ]; then
-  python3 -m venv "$root/target/interop/venv"
-fi
-python="$root/target/interop/venv/bin/python"
-"$python" -m pip install --quiet --disable-pip-version-check "mcp==2.3.0"
+python_venv "mcp==2.3.0"
 
 rm -rf "$work"
 mkdir -p "$work"

@@ -12,18 +12,13 @@
 # the tools/call round trips; exits non-zero if any check failed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$root/target/interop"
+source "$root/tests/interop/lib.sh"
 source="$root/tests/interop/python-component"
 plugins="$root/target/plugins/python-component"
-mkdir -p "$work"
 cd "$root"
 
-if [ ! -x "$work/venv/bin/python" ]; then
-  python3 -m venv "$work/venv"
-fi
-python="$work/venv/bin/python"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "componentize-py==0.25.1"
-componentize="$work/venv/bin/componentize-py"
+python_venv "mcp==2.3.0" "componentize-py==0.25.1"
+componentize="$interop/venv/bin/componentize-py"
 got="$("$componentize" --version)"
 [ "$got" = "componentize-py 0.25.1" ] || { echo "componentize-py is '$got', want 0.25.1"; exit 1; }
 
@@ -35,13 +30,7 @@ mkdir -p "$plugins"
 cp -R "$source" "$build"
 (cd "$build" && "$componentize" -d wit -w units componentize app -o "$build/units.wasm")
 
-if [ -n "${WARDEN_BIN:-}" ]; then
-  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
-else
-  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
-  warden="$root/target/debug/warden"
-fi
-[ -x "$warden" ] || { echo "no Warden binary at $warden"; exit 1; }
+warden_binary
 
 # componentize-py writes no `package-docs` section: Warden adds the WIT's doc comments.
 echo "== warden embed-docs: doc comments of $source/wit -> $plugins/units.wasm"
@@ -50,12 +39,4 @@ echo "== warden embed-docs: doc comments of $source/wit -> $plugins/units.wasm"
 # An empty compiled-code cache: the first connection measures a cold load.
 cache="$work/python-component-cache"
 rm -rf "$cache"
-log="$work/python-component.log"
-echo "== Python mcp 2.3.0 over stdio: $warden serve --plugins $plugins"
-status=0
-timeout 600 "$python" "$root/tests/interop/python_component.py" "$warden" "$plugins" "$cache" 2>"$log" || status=$?
-if [ "$status" -ne 0 ]; then
-  echo "== FAILED (exit $status); the client's and Warden's stderr ($log), last 40 lines:"
-  tail -n 40 "$log"
-  exit 1
-fi
+stdio_driver "$work/python-component.log" 600 python_component.py "$warden" "$plugins" "$cache"

@@ -11,19 +11,13 @@
 # (as sdk_clients.sh does); builds Warden (debug; WARDEN_BIN=<path> uses that binary).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd -P)"  # real path: mounts name folders by it
-work="$root/target/interop"
-mkdir -p "$work"
+source "$root/tests/interop/lib.sh"
 cd "$root"
 
-source "$root/tests/interop/client_env.sh"
+sdk_clients_env
 cp "$root/tests/interop/ts/interaction_checks.mjs" "$ts/interaction_checks.mjs"
 
-if [ -n "${WARDEN_BIN:-}" ]; then
-  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
-else
-  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
-  warden="$root/target/debug/warden"
-fi
+warden_binary
 cargo xtask plugins >/dev/null
 (cd "$root/tests/plugins" && env -u CARGO_TARGET_DIR -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS \
   cargo build --quiet --release --target wasm32-wasip2 -p conformance-interactive --target-dir "$root/target/guests")
@@ -43,17 +37,7 @@ cp "$root/target/guests/wasm32-wasip2/release/conformance_interactive.wasm" "$pl
 printf '[interaction]\nelicit = true\nsample = true\nroots = true\n' >"$plugins/interactive.toml"
 
 log="$work/interaction-http.log"
-"$warden" serve --plugins "$plugins" --no-watch --http 127.0.0.1:0 2>"$log" &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
-url=""
-for _ in $(seq 1 300); do
-  url="$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$log" | head -n 1 || true)"
-  [ -n "$url" ] && break
-  kill -0 "$server" 2>/dev/null || break
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "warden --http did not start:"; cat "$log"; exit 1; }
+serve_http "$log" --plugins "$plugins" --no-watch
 
 status=0
 timeout 600 "$python" "$root/tests/interop/python_interaction.py" "$warden" "$plugins" "$url" \

@@ -15,8 +15,6 @@ Prints the figures; exits 1 if any check failed.
 
 import asyncio
 import json
-import os
-import statistics
 import sys
 import time
 
@@ -24,6 +22,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import PromptReference, ResourceTemplateReference
 
 from checks import Checks, dump, texts
+from component_driver import Latencies, check_refused, check_tool_errors, cold_then_warm, serve_component, timed_calls
 
 PLANETS = (
     "name,type,moons,radius_km\n"
@@ -326,7 +325,7 @@ COMPLETIONS = [
 ]
 
 
-async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: dict[str, list[float]]) -> float:
+async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: Latencies) -> float:
     """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
     logged: list[dict] = []
 
@@ -351,11 +350,7 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
             checks.equal(f"[{mode}] outputSchema of {name}", tool.output_schema, want["outputSchema"])
             checks.equal(f"[{mode}] annotations of {name}", dump(tool.annotations), SERVED_ANNOTATIONS)
 
-        async def call(name: str, arguments: dict, kind: str = "called"):
-            began = time.perf_counter()
-            result = await client.call_tool(name, arguments)
-            latencies.setdefault(kind, []).append(time.perf_counter() - began)
-            return result
+        call = timed_calls(client, latencies)
 
         for name, arguments, structured, text in RESULTS:
             what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)[:80]}"
@@ -379,21 +374,8 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
                 if len(got) == 1:
                     checks.equal(f"{what} text as JSON", json.loads(got[0]), structured)
 
-        for name, arguments, text in TOOL_ERRORS:
-            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)[:60]}"
-            result = await call(name, arguments)
-            checks.equal(f"{what} isError", result.is_error, True)
-            checks.equal(f"{what} text", texts(result), [text])
-            checks.equal(f"{what} structuredContent", result.structured_content, None)
-
-        for name, arguments, named in REFUSED:
-            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)[:60]}"
-            result = await call(name, arguments, "refused")
-            got = texts(result)
-            checks.equal(f"{what} isError", result.is_error, True)
-            checks.true(f"{what} names `{named}`", any(named in t for t in got), f"text {got}")
-            if mode == "legacy":
-                print(f"  refused {name} {json.dumps(arguments)[:70]}: {' '.join(got)}")
+        await check_tool_errors(checks, mode, call, TOOL_ERRORS, width=60, no_structured=True)
+        await check_refused(checks, mode, call, REFUSED, width=60, printed=70)
 
         # host.progress from summarize_csv: one notification per column, before the result.
         reported: list[list] = []
@@ -474,32 +456,10 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
 
 async def main() -> None:
     warden, plugins, cache = sys.argv[1:4]
-    wasm = [f for f in os.listdir(plugins) if f.endswith(".wasm")]
-    size = sum(os.path.getsize(os.path.join(plugins, f)) for f in wasm)
-    print(f"component: {', '.join(wasm)}, {size} bytes ({size / 2**20:.1f} MiB)")
-    server = StdioServerParameters(
-        command=warden, args=["serve", "--plugins", plugins, "--cache-dir", cache, "--no-watch"]
-    )
+    server = serve_component(warden, plugins, cache)
     checks = Checks()
-    for mode, cold in (("legacy", "cold: compiled, cache empty"), ("auto", "warm: from the compiled-code cache")):
-        latencies: dict[str, list[float]] = {}
-        try:
-            load = await session(checks, server, mode, latencies)
-        except Exception as error:
-            checks.failed.append(f"[{mode}] session failed: {type(error).__name__}: {error}")
-            continue
-        print(f"mode={mode}: tools/list answered {load:.2f} s after starting warden ({cold})")
-        for kind, what in (("called", "reaching the component"), ("refused", "refused by the schema")):
-            if kind in latencies:
-                ms = sorted(1000 * t for t in latencies[kind])
-                print(
-                    f"mode={mode}: {len(ms)} tools/call round trips {what}: min {ms[0]:.1f} ms, "
-                    f"median {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms"
-                )
-    for failure in checks.failed:
-        print(f"FAILED {failure}")
-    print(f"python SDK plugin: {checks.passed} passed, {len(checks.failed)} failed")
-    sys.exit(1 if checks.failed else 0)
+    await cold_then_warm(checks, server, session)
+    sys.exit(checks.summary("python SDK plugin"))
 
 
 if __name__ == "__main__":

@@ -18,11 +18,10 @@
 # from its cache) and the tools/call round trips; exits non-zero on any mismatch.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$root/target/interop"
+source "$root/tests/interop/lib.sh"
 sdk="$root/sdk/python"
 source="$root/plugins-py/csvtools"
 plugins="$root/target/plugins/python-sdk"
-mkdir -p "$work"
 cd "$root"
 
 echo "== the contract in the package is wit/v0.1.0/plugin.wit"
@@ -32,12 +31,8 @@ cmp "$root/wit/v0.1.0/plugin.wit" "$sdk/warden_plugin/wit/plugin.wit" \
 echo "== SDK unit tests (plain CPython: $(python3 --version))"
 python3 -B "$sdk/tests/test_sdk.py"
 
-if [ ! -x "$work/venv/bin/python" ]; then
-  python3 -m venv "$work/venv"
-fi
-python="$work/venv/bin/python"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "componentize-py==0.25.1"
-componentize="$work/venv/bin/componentize-py"
+python_venv "mcp==2.3.0" "componentize-py==0.25.1"
+componentize="$interop/venv/bin/componentize-py"
 got="$("$componentize" --version)"
 [ "$got" = "componentize-py 0.25.1" ] || { echo "componentize-py is '$got', want 0.25.1"; exit 1; }
 
@@ -55,27 +50,13 @@ echo "== componentize-py 0.25.1: $source -> $plugins/csvtools.wasm"
 (cd "$build/app" && "$componentize" -d "$wit" -w warden:plugin/plugin componentize app -p . -p "$path" \
   -o "$plugins/csvtools.wasm")
 
-if [ -n "${WARDEN_BIN:-}" ]; then
-  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
-else
-  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
-  warden="$root/target/debug/warden"
-fi
-[ -x "$warden" ] || { echo "no Warden binary at $warden"; exit 1; }
+warden_binary
 
 # An empty compiled-code cache: the first connection measures a cold load.
 # (`warden check` takes no --cache-dir: it uses $XDG_CACHE_HOME/warden, the same folder.)
 rm -rf "$work/python-sdk-cache"
 cache="$work/python-sdk-cache/warden"
-log="$work/python-sdk.log"
-echo "== Python mcp 2.3.0 over stdio: $warden serve --plugins $plugins"
-status=0
-timeout 900 "$python" "$root/tests/interop/python_sdk_plugin.py" "$warden" "$plugins" "$cache" 2>"$log" || status=$?
-if [ "$status" -ne 0 ]; then
-  echo "== FAILED (exit $status); the client's and Warden's stderr ($log), last 40 lines:"
-  tail -n 40 "$log"
-  exit 1
-fi
+stdio_driver "$work/python-sdk.log" 900 python_sdk_plugin.py "$warden" "$plugins" "$cache"
 
 echo "== warden check $plugins/csvtools.wasm"
 XDG_CACHE_HOME="$work/python-sdk-cache" "$warden" check "$plugins/csvtools.wasm" >"$work/python-sdk-check.txt" \

@@ -20,7 +20,8 @@
 # is under target/interop/replicas.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$root/target/interop/replicas"
+source "$root/tests/interop/lib.sh"
+work="$interop/replicas"
 profile="${PROFILE:-debug}"
 seconds="${LOAD_SECONDS:-5}"
 concurrency=32
@@ -49,11 +50,7 @@ warden="$target/warden"
 loadgen="$target/examples/loadgen"
 plugins="$root/target/plugins/examples"
 
-if [ ! -x "$root/target/interop/venv/bin/python" ]; then
-  python3 -m venv "$root/target/interop/venv"
-fi
-python="$root/target/interop/venv/bin/python"
-"$python" -m pip install --quiet --disable-pip-version-check "mcp==2.3.0"
+python_venv "mcp==2.3.0"
 
 rm -rf "$work"
 mkdir -p "$work/tmp"

@@ -14,32 +14,20 @@
 # instead of building one. Exits non-zero if any check failed, listing the failures.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-work="$root/target/interop"
+source "$root/tests/interop/lib.sh"
 fixture="$root/tests/interop/sdk_expected.json"
-mkdir -p "$work"
-if [ -n "${WARDEN_BIN:-}" ]; then
-  # Made absolute: everything below runs from the repository root.
-  warden="$(cd "$(dirname "$WARDEN_BIN")" && pwd)/$(basename "$WARDEN_BIN")"
-  cd "$root"
-else
-  cd "$root"
-  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
-  warden="$root/target/debug/warden"
-fi
-[ -x "$warden" ] || { echo "no Warden binary at $warden"; exit 1; }
+# WARDEN_BIN is made absolute: everything below runs from the repository root.
+warden_binary
+cd "$root"
 cargo xtask plugins
 plugins="$root/target/plugins/examples"
 [ -f "$plugins/snippets.wasm" ] || { echo "cargo xtask plugins staged no snippets.wasm in $plugins"; exit 1; }
 
 # The Python SDK, Node 24 and the pinned npm packages.
-source "$root/tests/interop/client_env.sh"
+sdk_clients_env
 # The checks run from beside node_modules so the bare package imports resolve.
 cp "$root/tests/interop/ts/sdk_checks.mjs" "$ts/sdk_checks.mjs"
-(cd "$ts" && node -e '
-for (const [name, want] of [["@modelcontextprotocol/client", "2.4.0"], ["@modelcontextprotocol/sdk", "1.32.2"]]) {
-  const got = require(`./node_modules/${name}/package.json`).version;
-  if (got !== want) { console.error(`${name} is ${got}, want ${want}`); process.exit(1); }
-}')
+npm_versions "$ts" @modelcontextprotocol/client 2.4.0 @modelcontextprotocol/sdk 1.32.2
 
 echo "== Warden: $warden"
 echo "== plugins: $(cd "$plugins" && ls -- *.wasm | tr '\n' ' ')"
@@ -66,26 +54,11 @@ run ts-client-2.4.0-stdio node "$ts/sdk_checks.mjs" v2 "$fixture" --stdio "$ward
 run ts-sdk-1.32.2-stdio node "$ts/sdk_checks.mjs" v1 "$fixture" --stdio "$warden" "$plugins"
 
 echo "== starting warden serve --http"
-log="$work/sdk-warden-http.log"
-"$warden" serve --plugins "$plugins" --http 127.0.0.1:0 2>"$log" &
-server_pid=$!
-trap 'kill $server_pid 2>/dev/null || true' EXIT
-url=""
-for _ in $(seq 1 200); do
-  url="$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$log" | head -n 1 || true)"
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-if [ -z "$url" ]; then
-  echo "warden --http did not start:"
-  cat "$log"
-  exit 1
-fi
+serve_http "$work/sdk-warden-http.log" --plugins "$plugins"
 run python-http "$python" "$root/tests/interop/python_sdk.py" "$fixture" --http "$url"
 run ts-client-2.4.0-http node "$ts/sdk_checks.mjs" v2 "$fixture" --http "$url"
 run ts-sdk-1.32.2-http node "$ts/sdk_checks.mjs" v1 "$fixture" --http "$url"
-kill "$server_pid" 2>/dev/null || true
-wait "$server_pid" 2>/dev/null || true
+stop_http
 
 echo
 if [ "${#failed[@]}" -eq 0 ]; then

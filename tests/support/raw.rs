@@ -71,6 +71,11 @@ pub fn post_head_2026(host: &str, method: &str, extra: &str, content_length: usi
     )
 }
 
+/// A whole raw HTTP/1.1 2026-07-28 `POST /mcp`: [`post_head_2026`], then `body`.
+pub fn post_request_2026(host: &str, method: &str, extra: &str, body: &str) -> String {
+    format!("{}{body}", post_head_2026(host, method, extra, body.len()))
+}
+
 /// Opens a 2025-11-25 session at `url` with a raw `initialize` (and the
 /// `initialized` notification after it); its id, or the refusal's status
 /// and body.

@@ -19,24 +19,8 @@ use std::process::{Command, Stdio};
 /// The target every guest is built for: it emits a component directly.
 pub const GUEST_TARGET: &str = "wasm32-wasip2";
 
-/// Settings of an outer cargo run (a test, `cargo run`, a Makefile) that must not leak into
-/// the guest build: they name the host's target dir or target, add host rustc flags, or hand
-/// over a jobserver whose file descriptors the child does not have.
-const LEAKY_ENV: &[&str] = &[
-    "CARGO_TARGET_DIR",
-    "CARGO_BUILD_TARGET_DIR",
-    "CARGO_BUILD_BUILD_DIR",
-    "CARGO_BUILD_TARGET",
-    "RUSTFLAGS",
-    "CARGO_ENCODED_RUSTFLAGS",
-    "CARGO_BUILD_RUSTFLAGS",
-    "RUSTDOCFLAGS",
-    "CARGO_ENCODED_RUSTDOCFLAGS",
-    "RUSTC_WORKSPACE_WRAPPER",
-    "CARGO_MAKEFLAGS",
-    "MAKEFLAGS",
-    "MFLAGS",
-];
+// LEAKY_ENV: the variables a guest build must not inherit (shared with the warden crate).
+include!("leaky_env.rs");
 
 /// One built guest plugin.
 #[derive(Clone, Debug, PartialEq, Eq)]

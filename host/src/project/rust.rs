@@ -14,24 +14,8 @@ use super::{BuildOptions, Project};
 /// The target plugins are built for: it emits a component directly.
 pub const GUEST_TARGET: &str = "wasm32-wasip2";
 
-/// Settings of an outer cargo run (`cargo run -- dev`, a test) that must not
-/// leak into the plugin's build: they name the host's target dir or target,
-/// add host rustc flags, or hand over a jobserver the child cannot use.
-const LEAKY_ENV: &[&str] = &[
-    "CARGO_TARGET_DIR",
-    "CARGO_BUILD_TARGET_DIR",
-    "CARGO_BUILD_BUILD_DIR",
-    "CARGO_BUILD_TARGET",
-    "RUSTFLAGS",
-    "CARGO_ENCODED_RUSTFLAGS",
-    "CARGO_BUILD_RUSTFLAGS",
-    "RUSTDOCFLAGS",
-    "CARGO_ENCODED_RUSTDOCFLAGS",
-    "RUSTC_WORKSPACE_WRAPPER",
-    "CARGO_MAKEFLAGS",
-    "MAKEFLAGS",
-    "MFLAGS",
-];
+// LEAKY_ENV: the variables a guest build must not inherit, the list xtask uses too.
+include!("../../../xtask/src/leaky_env.rs");
 
 /// The crate's package, as cargo describes it.
 pub struct Package {

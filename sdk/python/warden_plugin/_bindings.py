@@ -5,7 +5,8 @@ componentize-py has generated `wit_world` from the contract (warden_plugin/wit).
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from componentize_py_types import Err  # type: ignore[import-not-found]
 from wit_world import exports as _exports  # type: ignore[import-not-found]
@@ -36,6 +37,19 @@ _ERRORS = {
 
 def _err(error: PluginError) -> Err:
     return Err(_ERRORS[error.case](error.message))
+
+
+@contextmanager
+def _contract_errors() -> Iterator[None]:
+    """What a tool call, resource read or prompt get raises, as the contract's `error`:
+    a PluginError as its case, anything else (a bug in the SDK or a bad content
+    value) as `failed` with the exception's type and message."""
+    try:
+        yield
+    except PluginError as error:
+        raise _err(error) from None
+    except Exception as error:
+        raise Err(t.Error_Failed(f"{type(error).__name__}: {error}")) from None
 
 
 def _contents(item: EmbeddedResource) -> Any:
@@ -95,13 +109,9 @@ def export_classes(plugin: Any) -> Dict[str, type]:
             return out
 
         def call_tool(self, name: str, arguments: str) -> Any:
-            try:
+            with _contract_errors():
                 result = plugin._call(name, json.loads(arguments))
                 content = [_content(c) for c in result.content]
-            except PluginError as error:
-                raise _err(error) from None
-            except Exception as error:  # a bug in the SDK or a bad content value
-                raise Err(t.Error_Failed(f"{type(error).__name__}: {error}")) from None
             structured = None if result.structured_content is None else _dumps(result.structured_content)
             return t.CallResult(content=content, structured_content=structured, is_error=result.is_error)
 
@@ -123,12 +133,8 @@ def export_classes(plugin: Any) -> Dict[str, type]:
             ]
 
         def read_resource(self, uri: str) -> List[Any]:
-            try:
+            with _contract_errors():
                 return [_contents(c) for c in plugin._read(uri)]
-            except PluginError as error:
-                raise _err(error) from None
-            except Exception as error:
-                raise Err(t.Error_Failed(f"{type(error).__name__}: {error}")) from None
 
     class Prompts(_base("Prompts")):  # type: ignore[misc]
         def list_prompts(self) -> List[Any]:
@@ -145,16 +151,12 @@ def export_classes(plugin: Any) -> Dict[str, type]:
             ]
 
         def get_prompt(self, name: str, arguments: List[Tuple[str, str]]) -> Any:
-            try:
+            with _contract_errors():
                 description, messages = plugin._get_prompt(name, dict(arguments))
                 out = [
                     t.PromptMessage(role=t.Role.USER if m.role == "user" else t.Role.ASSISTANT, content=_content(m.content))
                     for m in messages
                 ]
-            except PluginError as error:
-                raise _err(error) from None
-            except Exception as error:
-                raise Err(t.Error_Failed(f"{type(error).__name__}: {error}")) from None
             return t.PromptResult(description=description, messages=out)
 
     class Completions(_base("Completions")):  # type: ignore[misc]

@@ -118,6 +118,20 @@ def _run(fn: Callable, kwargs: Dict[str, Any]) -> Any:
     return result
 
 
+def _invoke(handler: Union["_Tool", "_Resource", "_Prompt"], kwargs: Dict[str, Any]) -> Any:
+    """The one dispatch of a tool, resource or prompt: runs its function on the
+    converted arguments (and a Context, if it takes one). A PluginError it raises
+    passes through; any other exception is what `handler.failed` makes of it."""
+    if handler.context:
+        kwargs[handler.context] = Context()
+    try:
+        return _run(handler.fn, kwargs)
+    except PluginError:
+        raise
+    except Exception as error:
+        return handler.failed(_message(error))
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -133,6 +147,11 @@ class _Tool:
     output_schema: Optional[Dict[str, Any]]
     wrap: bool  # structured content is {"result": value}
     annotations: Optional[Dict[str, Any]]
+
+    @staticmethod
+    def failed(message: str) -> "ToolResult":
+        """A plain exception from a tool is an `isError` result the model reads."""
+        return ToolResult([message], None, True)
 
     def declaration(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"name": self.name}
@@ -160,6 +179,11 @@ class _Resource:
     pattern: Optional["re.Pattern[str]"] = None  # templates only
     variables: List[str] = field(default_factory=list)
 
+    @staticmethod
+    def failed(message: str) -> Any:
+        """A plain exception from a resource is the contract's `failed` error."""
+        raise PluginError(message) from None
+
     def declaration(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"uriTemplate" if self.pattern else "uri": self.uri, "name": self.name}
         for key, value in (("title", self.title), ("description", self.description), ("mimeType", self.mime_type)):
@@ -176,6 +200,11 @@ class _Prompt:
     fn: Callable
     params: List[_Param]
     context: Optional[str]
+
+    @staticmethod
+    def failed(message: str) -> Any:
+        """A plain exception from a prompt is the contract's `failed` error."""
+        raise PluginError(message) from None
 
     def declaration(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"name": self.name}
@@ -416,15 +445,7 @@ class Plugin:
         tool = self._tools.get(name)
         if tool is None:
             raise NotFound(f"tool `{name}`")
-        kwargs = _convert(tool.params, arguments, _schema.from_json)
-        if tool.context:
-            kwargs[tool.context] = Context()
-        try:
-            value = _run(tool.fn, kwargs)
-        except PluginError:
-            raise
-        except Exception as error:
-            return ToolResult([_message(error)], None, True)
+        value = _invoke(tool, _convert(tool.params, arguments, _schema.from_json))
         try:
             return self._result(tool, value)
         except (TypeError, ValueError) as error:
@@ -517,15 +538,7 @@ class Plugin:
                     break
         if resource is None:
             raise NotFound(uri)
-        if resource.context:
-            kwargs[resource.context] = Context()
-        try:
-            value = _run(resource.fn, kwargs)
-        except PluginError:
-            raise
-        except Exception as error:
-            raise PluginError(_message(error)) from None
-        return _contents(uri, resource.mime_type, value)
+        return _contents(uri, resource.mime_type, _invoke(resource, kwargs))
 
     # ---------------------------------------------------------------- prompts
 
@@ -566,15 +579,7 @@ class Plugin:
         prompt = self._prompts.get(name)
         if prompt is None:
             raise NotFound(f"prompt `{name}`")
-        kwargs = _convert(prompt.params, arguments, _schema.from_text)
-        if prompt.context:
-            kwargs[prompt.context] = Context()
-        try:
-            value = _run(prompt.fn, kwargs)
-        except PluginError:
-            raise
-        except Exception as error:
-            raise PluginError(_message(error)) from None
+        value = _invoke(prompt, _convert(prompt.params, arguments, _schema.from_text))
         items = value if isinstance(value, (list, tuple)) else [value]
         messages: List[Message] = []
         for item in items:
