@@ -12,7 +12,7 @@ use super::interaction::{Asker, Binding, Retry};
 use super::invocation::Ended;
 use super::plugin_call::{PluginReply, drive_and_convert};
 use warden_plugins::declarations::{self, ToolDecl};
-use warden_plugins::plugin::Plugin;
+use warden_plugins::plugin::{Plugin, ToolArguments};
 use warden_runtime::audit::{self, Outcome};
 use warden_runtime::contract::types;
 use warden_runtime::{CallContext, CallReport, Runtime};
@@ -55,10 +55,12 @@ pub async fn run(
     let limit = plugin.prepared.settings.limits.output;
     let mut violations = declarations::violations(&decl.input, &arguments.value);
     // What a schema cannot say (a base64 body): checked before any sandbox exists.
-    if violations.is_empty()
-        && let Err(problem) = plugin.check_arguments(name, &arguments.value)
-    {
-        violations.push(problem);
+    let mut plain_params = None;
+    if violations.is_empty() {
+        match plugin.check_arguments(name, &arguments.value) {
+            Ok(params) => plain_params = params,
+            Err(problem) => violations.push(problem),
+        }
     }
     let validated = started.elapsed();
     if !violations.is_empty() {
@@ -85,6 +87,7 @@ pub async fn run(
     );
     let prepare = |asked| asker.prepare(asked);
     let mut converted = Duration::ZERO;
+    let plain_params = plain_params.as_deref();
     let round = |input: Option<_>, call| {
         let prepare = &prepare;
         async move {
@@ -92,7 +95,11 @@ pub async fn run(
                 .call_tool(
                     runtime,
                     name,
-                    (&arguments.value, &arguments.json),
+                    ToolArguments {
+                        value: &arguments.value,
+                        json: &arguments.json,
+                        plain: plain_params,
+                    },
                     input.as_ref(),
                     call,
                     prepare,

@@ -106,7 +106,11 @@ async fn main() -> anyhow::Result<()> {
             .call_tool(
                 &runtime,
                 tool,
-                (&arguments, &arguments_json),
+                warden_plugins::plugin::ToolArguments {
+                    value: &arguments,
+                    json: &arguments_json,
+                    plain: None,
+                },
                 None,
                 CallContext::detached(plugin.name.clone()),
                 &std::convert::identity::<InputRequired>,
@@ -180,7 +184,11 @@ async fn main() -> anyhow::Result<()> {
                         .call_tool(
                             &runtime,
                             &tool,
-                            (&arguments, &arguments_json),
+                            warden_plugins::plugin::ToolArguments {
+                                value: &arguments,
+                                json: &arguments_json,
+                                plain: None,
+                            },
                             None,
                             call,
                             &std::convert::identity::<InputRequired>,

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use wasmtime::component::Component;
+use wasmtime::component::{Component, Val};
 
 use crate::declarations::{Declared, PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::plain::{self, PlainExports};
@@ -49,26 +49,35 @@ pub fn manifest_name(component: &std::path::Path, manifest: Option<&std::path::P
     }
 }
 
+/// A tool call's arguments as `call_tool` takes them: the JSON object, its
+/// text (serialised once by the caller, not once per round; a `String`, as
+/// the bindings take it) and, for a plain component, its function's
+/// parameters when `check_arguments` has converted them already.
+#[derive(Clone, Copy)]
+pub struct ToolArguments<'a> {
+    pub value: &'a serde_json::Value,
+    pub json: &'a String,
+    pub plain: Option<&'a [Val]>,
+}
+
 impl Plugin {
     pub fn manifest_name(&self) -> String {
         manifest_name(&self.component_path, self.manifest_path.as_deref())
     }
 
-    /// Runs one tool call in a fresh sandbox. `arguments` is a JSON object
-    /// and its text (serialised once by the caller, not once per round; a
-    /// `String`, as the bindings take it); `ask` handles an input-required
+    /// Runs one tool call in a fresh sandbox; `ask` handles an input-required
     /// reply before the call gives up its slot.
     pub async fn call_tool<A: Send>(
         &self,
         runtime: &Runtime,
         tool: &str,
-        (value, arguments): (&serde_json::Value, &String),
+        arguments: ToolArguments<'_>,
         input: Option<&types::InputAnswers>,
         call: CallContext,
         ask: Ask<'_, A>,
     ) -> (Result<ToolReply<A>, CallFailure>, CallReport) {
         if let Some(plain) = &self.plain {
-            return self.call_function(runtime, plain, tool, value, call).await;
+            return self.call_function(runtime, plain, tool, arguments, call).await;
         }
         assert!(
             self.exports.has(Interface::Tools),
@@ -77,19 +86,20 @@ impl Plugin {
         runtime
             .invoke(&self.prepared, call, async |store, instance| {
                 self.exports
-                    .call_tool(store, &instance, tool, arguments, input, ask)
+                    .call_tool(store, &instance, tool, arguments.json, input, ask)
                     .await
             })
             .await
     }
 
     /// Checks that `arguments` (which matched the tool's schema) can become
-    /// the parameters of a plain component's function; contract plugins
-    /// check their own.
-    pub fn check_arguments(&self, tool: &str, arguments: &serde_json::Value) -> Result<(), String> {
+    /// the parameters of a plain component's function, and returns them so
+    /// that the call does not convert them again; contract plugins check
+    /// their own (`None`).
+    pub fn check_arguments(&self, tool: &str, arguments: &serde_json::Value) -> Result<Option<Vec<Val>>, String> {
         match self.plain.as_ref().and_then(|plain| plain.function(tool)) {
-            Some(function) => plain::arguments(function, arguments).map(drop),
-            None => Ok(()),
+            Some(function) => plain::arguments(function, arguments).map(Some),
+            None => Ok(None),
         }
     }
 
@@ -101,7 +111,7 @@ impl Plugin {
         runtime: &Runtime,
         plain: &PlainExports,
         tool: &str,
-        arguments: &serde_json::Value,
+        arguments: ToolArguments<'_>,
         call: CallContext,
     ) -> (Result<ToolReply<A>, CallFailure>, CallReport) {
         let Some(function) = plain.function(tool) else {
@@ -110,9 +120,16 @@ impl Plugin {
                 CallReport::default(),
             );
         };
-        let params = match plain::arguments(function, arguments) {
-            Ok(params) => params,
-            Err(why) => return (Ok(Err(types::Error::InvalidArguments(why))), CallReport::default()),
+        let converted;
+        let params = match arguments.plain {
+            Some(params) => params,
+            None => match plain::arguments(function, arguments.value) {
+                Ok(params) => {
+                    converted = params;
+                    &converted
+                }
+                Err(why) => return (Ok(Err(types::Error::InvalidArguments(why))), CallReport::default()),
+            },
         };
         let (returned, report) = runtime
             .invoke(&self.prepared, call, async |store, instance| {
@@ -120,7 +137,7 @@ impl Plugin {
                     .get_func(&mut *store, function.export)
                     .ok_or_else(|| wasmtime::format_err!("`{}` is not exported", function.export_name))?;
                 let mut results = vec![wasmtime::component::Val::Bool(false); usize::from(function.result.is_some())];
-                func.call_async(&mut *store, &params, &mut results).await?;
+                func.call_async(&mut *store, params, &mut results).await?;
                 Ok(results.pop())
             })
             .await;
