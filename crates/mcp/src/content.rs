@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use warden_plugins::declarations::{self, ToolDecl};
 use warden_runtime::audit::Outcome;
-use warden_runtime::contract::types;
+use warden_runtime::contract::{Structured, ToolResult, types};
 use warden_runtime::manifest::format_size;
 
 /// Why a plugin's answer cannot be passed on as it is.
@@ -51,6 +51,30 @@ const ITEM_OVERHEAD: u64 = 32;
 
 /// How many bytes a piece of content takes on the wire (blobs as base64),
 /// every string the plugin chose included.
+/// The size of structured content as the client will receive it; a value
+/// the host built is measured by printing it into a counter, not a buffer.
+fn structured_bytes(structured: &Structured) -> u64 {
+    struct Counter(u64);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    match structured {
+        Structured::Text(text) => text.len() as u64,
+        Structured::Value(value) => {
+            let mut counter = Counter(0);
+            // Writing into a counter cannot fail.
+            let _ = serde_json::to_writer(&mut counter, value);
+            counter.0
+        }
+    }
+}
+
 fn content_bytes(content: &types::Content) -> u64 {
     ITEM_OVERHEAD
         + match content {
@@ -183,20 +207,21 @@ pub fn resource_contents(contents: types::ResourceContents) -> ResourceContents 
 
 /// Converts and checks a successful `call-tool` answer.
 pub fn call_result(
-    reply: types::CallResult,
+    reply: ToolResult,
     decl: &ToolDecl,
     output_limit: u64,
 ) -> Result<CallToolResult, ContentError> {
     // Check the cheap bound before converting anything: a hostile plugin's
     // 100 MB answer must not be base64-encoded only to be refused.
     let raw_bytes: u64 = reply.content.iter().map(content_bytes).sum::<u64>()
-        + reply.structured_content.as_ref().map_or(0, |s| s.len() as u64);
+        + reply.structured.as_ref().map_or(0, structured_bytes);
     within_limit(raw_bytes, output_limit)?;
-    let structured = match reply.structured_content {
-        Some(text) => Some(
+    let structured = match reply.structured {
+        Some(Structured::Text(text)) => Some(
             serde_json::from_str::<Value>(&text)
                 .map_err(|e| ContentError::Malformed(format!("`structured-content` is not valid JSON ({e})")))?,
         ),
+        Some(Structured::Value(value)) => Some(value),
         None => None,
     };
     if !reply.is_error

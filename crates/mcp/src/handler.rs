@@ -171,7 +171,7 @@ impl ServerHandler for WardenServer {
             responses: request.input_responses.as_ref(),
             state: request.request_state.as_deref(),
         };
-        let binding = Binding::new(&asker.caller, &plugin.sha256, "resources/read", &uri, b"");
+        let binding = Binding::new(&asker.caller, &plugin.sha256, "resources/read", &uri, []);
         let prepare = |asked| asker.prepare(asked);
         let what = format!("a read of `{uri}`");
         let convert = |reply: PluginReply<Vec<types::ResourceContents>>, report| {
@@ -272,13 +272,12 @@ impl ServerHandler for WardenServer {
             responses: request.input_responses.as_ref(),
             state: request.request_state.as_deref(),
         };
-        let bound_arguments = serde_json::to_vec(&arguments).unwrap_or_default();
         let binding = Binding::new(
             &asker.caller,
             &plugin.sha256,
             "prompts/get",
             &request.name,
-            &bound_arguments,
+            arguments.iter().flat_map(|(name, value)| [name.as_bytes(), value.as_bytes()]),
         );
         let prepare = |asked| asker.prepare(asked);
         let what = format!("prompt `{}`", request.name);

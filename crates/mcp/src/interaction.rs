@@ -187,24 +187,30 @@ struct Carried {
 }
 
 /// What a `requestState` is bound to: the caller, the plugin (its exact
-/// code), the request and its arguments.
+/// code), the request and its arguments. Every part is hashed with its
+/// length, so no two different requests share a binding; `arguments` are
+/// the request's own bytes (a tool's JSON text, a prompt's names and
+/// values), hashed where they lie rather than serialised again.
 pub struct Binding {
     bytes: Vec<u8>,
 }
 
 impl Binding {
-    pub fn new(caller: &str, plugin_sha256: &str, method: &str, target: &str, arguments: &[u8]) -> Self {
+    pub fn new<'a>(
+        caller: &str,
+        plugin_sha256: &str,
+        method: &str,
+        target: &str,
+        arguments: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Self {
         let mut hasher = Sha256::new();
-        for part in [
-            caller.as_bytes(),
-            plugin_sha256.as_bytes(),
-            method.as_bytes(),
-            target.as_bytes(),
-            arguments,
-        ] {
+        let fixed = [caller.as_bytes(), plugin_sha256.as_bytes(), method.as_bytes(), target.as_bytes()];
+        let mut add = |part: &[u8]| {
             hasher.update((part.len() as u64).to_le_bytes());
             hasher.update(part);
-        }
+        };
+        fixed.into_iter().for_each(&mut add);
+        arguments.into_iter().for_each(&mut add);
         Self {
             bytes: hasher.finalize().to_vec(),
         }

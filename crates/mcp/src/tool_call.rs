@@ -14,7 +14,7 @@ use super::plugin_call::{PluginReply, drive_and_convert};
 use warden_plugins::declarations::{self, ToolDecl};
 use warden_plugins::plugin::{Plugin, ToolArguments};
 use warden_runtime::audit::{self, Outcome};
-use warden_runtime::contract::types;
+use warden_runtime::contract::ToolResult;
 use warden_runtime::{CallContext, CallReport, Runtime};
 
 /// A tool call's arguments, a JSON object, and their text: serialised once,
@@ -83,7 +83,7 @@ pub async fn run(
         &plugin.sha256,
         "tools/call",
         name,
-        arguments.json.as_bytes(),
+        [arguments.json.as_bytes()],
     );
     let prepare = |asked| asker.prepare(asked);
     let mut converted = Duration::ZERO;
@@ -107,7 +107,7 @@ pub async fn run(
                 .await
         }
     };
-    let convert = |reply: PluginReply<types::CallResult>, report| {
+    let convert = |reply: PluginReply<ToolResult>, report| {
         let converting = Instant::now();
         let tool_desc = format!("`{name}`");
         let refused = |error: ContentError| {

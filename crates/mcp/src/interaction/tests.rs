@@ -58,9 +58,19 @@ fn error_of(result: Result<(u32, Option<types::InputAnswers>), McpError>) -> Mcp
 }
 
 #[test]
+fn a_binding_tells_apart_prompt_arguments_that_run_together() {
+    let prompt = |parts: &[&str]| {
+        Binding::new("", "sha", "prompts/get", "p", parts.iter().map(|part| part.as_bytes())).bytes
+    };
+    assert_ne!(prompt(&["a", "bc"]), prompt(&["ab", "c"]));
+    assert_ne!(prompt(&["a", ""]), prompt(&[]));
+    assert_eq!(prompt(&["a", "bc"]), prompt(&["a", "bc"]));
+}
+
+#[test]
 fn a_retry_opens_only_state_issued_for_the_same_caller_and_request_once() {
     let (codec, grant) = (codec(), granted_all());
-    let binding = Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", b"{}");
+    let binding = Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", [b"{}".as_slice()]);
     let sealed = seal(&codec, &binding, &[("name", InputKind::Elicit)], STATE_TTL);
     let responses: InputResponses = [(
         "name".to_string(),
@@ -71,11 +81,11 @@ fn a_retry_opens_only_state_issued_for_the_same_caller_and_request_once() {
     // Another caller, other arguments, another tool, other code, a tampered or
     // foreign state: refused — and none of them uses the state up.
     for other in [
-        Binding::new("oauth-sub:mallory", "sha", "tools/call", "greet", b"{}"),
-        Binding::new("", "sha", "tools/call", "greet", b"{}"),
-        Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", b"{\"x\":1}"),
-        Binding::new("oauth-sub:alice", "sha", "tools/call", "other", b"{}"),
-        Binding::new("oauth-sub:alice", "other-code", "tools/call", "greet", b"{}"),
+        Binding::new("oauth-sub:mallory", "sha", "tools/call", "greet", [b"{}".as_slice()]),
+        Binding::new("", "sha", "tools/call", "greet", [b"{}".as_slice()]),
+        Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", [b"{\"x\":1}".as_slice()]),
+        Binding::new("oauth-sub:alice", "sha", "tools/call", "other", [b"{}".as_slice()]),
+        Binding::new("oauth-sub:alice", "other-code", "tools/call", "greet", [b"{}".as_slice()]),
     ] {
         let used = UsedStates::default();
         let error = error_of(answers::resume(
@@ -128,7 +138,7 @@ fn a_retry_opens_only_state_issued_for_the_same_caller_and_request_once() {
 #[test]
 fn answers_must_be_for_the_keys_and_kinds_asked_and_granted() {
     let codec = codec();
-    let binding = Binding::new("", "sha", "tools/call", "greet", b"{}");
+    let binding = Binding::new("", "sha", "tools/call", "greet", [b"{}".as_slice()]);
     let sealed = seal(
         &codec,
         &binding,
@@ -185,7 +195,7 @@ fn answers_must_be_for_the_keys_and_kinds_asked_and_granted() {
 #[test]
 fn answers_without_a_state_are_never_delivered() {
     let (codec, grant, used) = (codec(), InteractionGrant::default(), UsedStates::default());
-    let binding = Binding::new("", "sha", "tools/call", "delete_note", b"{}");
+    let binding = Binding::new("", "sha", "tools/call", "delete_note", [b"{}".as_slice()]);
     let responses: InputResponses =
         serde_json::from_value(json!({"confirm": {"action": "accept", "content": {"confirm": true}}})).unwrap();
     let without_state = || Retry {
@@ -239,7 +249,7 @@ fn answers_without_a_state_are_never_delivered() {
 #[test]
 fn an_expired_state_is_refused() {
     let (codec, grant, used) = (codec(), granted_all(), UsedStates::default());
-    let binding = Binding::new("", "sha", "tools/call", "greet", b"{}");
+    let binding = Binding::new("", "sha", "tools/call", "greet", [b"{}".as_slice()]);
     let sealed = seal(&codec, &binding, &[], Duration::from_millis(1));
     // The expiry has millisecond resolution: wait (without sleeping) until it is past.
     let sealed_at = std::time::Instant::now();

@@ -19,7 +19,7 @@ use wasmtime::component::{Component, ComponentExportIndex, Val};
 use budget::{LoadBudget, OverBudget, Text};
 use docs::Docs;
 use schema::Refusal;
-use warden_runtime::contract::types;
+use warden_runtime::contract::{Structured, ToolResult, types};
 use warden_runtime::naming;
 
 /// Exports a toolchain adds to every component it builds, which are not the
@@ -345,7 +345,7 @@ pub fn arguments(function: &PlainFunction, arguments: &Value) -> Result<Vec<Val>
 }
 
 /// What the function's return value becomes for the client.
-pub fn reply(function: &PlainFunction, returned: Option<Val>) -> Result<types::CallResult, types::Error> {
+pub fn reply(function: &PlainFunction, returned: Option<Val>) -> Result<ToolResult, types::Error> {
     let (ty, value) = match (&function.result, returned) {
         (Some(Type::Result(outcome)), Some(Val::Result(result))) => match result {
             Ok(payload) => (outcome.ok(), payload.map(|p| *p)),
@@ -360,16 +360,16 @@ pub fn reply(function: &PlainFunction, returned: Option<Val>) -> Result<types::C
         (ty, value) => (ty.clone(), value),
     };
     let (Some(ty), Some(value)) = (ty, value) else {
-        return Ok(types::CallResult {
+        return Ok(ToolResult {
             content: Vec::new(),
-            structured_content: None,
+            structured: None,
             is_error: false,
         });
     };
     let json = values::to_json(&ty, &value);
-    Ok(types::CallResult {
+    Ok(ToolResult {
         content: vec![types::Content::Text(text_of(&json))],
-        structured_content: Some(json!({ "result": json }).to_string()),
+        structured: Some(Structured::Value(json!({ "result": json }))),
         is_error: false,
     })
 }

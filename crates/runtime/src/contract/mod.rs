@@ -19,7 +19,7 @@ use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre, Linker};
 
 pub use host::Host;
-pub use reply::{Ask, PromptReply, ReadReply, Reply, ToolReply};
+pub use reply::{Ask, PromptReply, ReadReply, Reply, Structured, ToolReply, ToolResult};
 pub use v0_2_0::warden::plugin::host::{Interaction, LogLevel};
 pub use v0_2_0::warden::plugin::types;
 

@@ -159,7 +159,7 @@ impl Exports {
     ) -> wasmtime::Result<ToolReply<A>> {
         let guest = super::exported(&self.tools, Interface::Tools)?.load(&mut *store, instance)?;
         let reply = guest.call_call_tool(&mut *store, tool, arguments).await?;
-        Ok(reply.map(Reply::Done))
+        Ok(reply.map(|result| Reply::Done(result.into())))
     }
 
     pub async fn read_resource<T: Send, A>(

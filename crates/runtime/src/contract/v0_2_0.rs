@@ -142,7 +142,7 @@ impl Exports {
         let guest = super::exported(&self.tools, Interface::Tools)?.load(&mut *store, instance)?;
         let reply = guest.call_call_tool(&mut *store, tool, arguments, input).await?;
         Ok(reply.map(|reply| match reply {
-            types::ToolReply::Done(result) => Reply::Done(result),
+            types::ToolReply::Done(result) => Reply::Done(result.into()),
             types::ToolReply::InputRequired(asked) => Reply::InputRequired(ask(asked)),
         }))
     }
