@@ -32,7 +32,7 @@ pub async fn run(args: &CallArgs) -> Result<ExitCode> {
         Ok(found) => found,
         Err(error) => return Ok(unusable(&format!("{error:#}"))),
     };
-    let loader = Loader::new(Runtime::new()?, open_cache(&args.cache), &[root]);
+    let loader = Loader::new(Runtime::new()?, open_cache(&args.cache), &[root], Default::default());
     let plugin = match loader.load(&source, &[]).await {
         Ok(plugin) => Arc::new(plugin),
         Err(error) => {

@@ -10,6 +10,7 @@ use rmcp::model::ToolAnnotations;
 
 use crate::plugin_at::plugin_source;
 use serde_json::Value;
+use warden_origin::Trust;
 use warden_plugins::annotations::{self, Reach};
 use warden_plugins::catalog::Catalog;
 use warden_plugins::loader::{LoadError, Loader};
@@ -21,12 +22,12 @@ use warden_runtime::manifest::{Limits, format_size};
 
 /// Checks a plugins folder, or one plugin (a `.wasm` file or a folder
 /// plugin). Prints a report; returns whether everything is valid.
-pub async fn run(target: &Path) -> Result<bool> {
+pub async fn run(target: &Path, trust: Trust) -> Result<bool> {
     let single = target.is_file() || target.join("plugin.toml").is_file();
     // No compiled-code cache: checking must not write to the user's cache.
     let (plugins, mut errors) = if single {
         let (source, root) = plugin_source(target)?;
-        let loader = Loader::new(Runtime::new()?, None, &[root]);
+        let loader = Loader::new(Runtime::new()?, None, &[root], trust);
         match loader.load(&source, &[]).await {
             Ok(plugin) => (vec![plugin], Vec::new()),
             Err(error) => (
@@ -42,7 +43,7 @@ pub async fn run(target: &Path) -> Result<bool> {
         let root = target
             .canonicalize()
             .with_context(|| format!("cannot find {}", target.display()))?;
-        let loader = Loader::new(Runtime::new()?, None, std::slice::from_ref(&root));
+        let loader = Loader::new(Runtime::new()?, None, std::slice::from_ref(&root), trust);
         loader.load_dir(&root).await?
     };
     let (catalog, rejected) = Catalog::build(plugins.into_iter().map(Arc::new).collect());
@@ -62,6 +63,22 @@ pub async fn run(target: &Path) -> Result<bool> {
     );
     print!("{report}");
     Ok(errors.is_empty())
+}
+
+/// Where a pulled component came from and who signed it, as this load checked.
+fn origin(plugin: &Plugin) -> String {
+    match &plugin.origin {
+        None => "placed by hand (not pulled)".to_string(),
+        Some(origin) => format!(
+            "{} ({}), {}",
+            origin.reference,
+            origin.manifest_digest,
+            match &origin.signer {
+                Some(signer) => format!("signed by `{signer}`"),
+                None => "not signed by a trusted signer".to_string(),
+            }
+        ),
+    }
 }
 
 pub fn describe(out: &mut String, plugin: &Plugin) {
@@ -93,6 +110,7 @@ pub fn describe(out: &mut String, plugin: &Plugin) {
     let rows = [
         ("manifest", manifest),
         ("sha256", plugin.sha256.clone()),
+        ("origin", origin(plugin)),
         (
             "exports",
             match &plugin.plain {

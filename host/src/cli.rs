@@ -44,6 +44,108 @@ pub enum Command {
     /// Build a plugin project into `build/NAME.wasm` (and its manifest,
     /// `build/NAME.toml`), and print the component's path and size.
     Build(BuildArgs),
+    /// Install a component from an OCI registry into the plugins folder,
+    /// checking its digests and its signature against the trust policy.
+    /// Writes `NAME.wasm` and `NAME.origin.json`, or nothing at all.
+    Pull(PullArgs),
+    /// Push a component to an OCI registry in the CNCF Wasm OCI layout, and
+    /// print its manifest digest.
+    Publish(PublishArgs),
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct TrustArgs {
+    /// The trust policy: which signers are trusted for which repositories
+    /// (README: "Installing tools from a registry").
+    #[arg(long, value_name = "FILE")]
+    pub trust: Option<PathBuf>,
+
+    /// Serve only components signed by a signer the trust policy names for
+    /// their repository (and components it lists under `local`).
+    #[arg(long, requires = "trust")]
+    pub require_signature: bool,
+}
+
+impl TrustArgs {
+    pub fn load(&self) -> anyhow::Result<warden_origin::Trust> {
+        let policy = self
+            .trust
+            .as_deref()
+            .map(warden_origin::TrustPolicy::load)
+            .transpose()?;
+        warden_origin::Trust::new(policy, self.require_signature)
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RegistryArgs {
+    /// A Docker `config.json` with the registries' credentials (`auths`)
+    /// [default: $REGISTRY_AUTH_FILE, $DOCKER_CONFIG/config.json, ~/.docker/config.json].
+    #[arg(long, value_name = "FILE")]
+    pub registry_config: Option<PathBuf>,
+
+    /// Speak plain HTTP to this registry (`HOST:PORT`; for a registry on
+    /// loopback). Repeatable. Every other registry is HTTPS only.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub insecure_registry: Vec<String>,
+
+    /// The largest component pulled, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024)]
+    pub max_size: u64,
+
+    /// Seconds for each request to the registry (connect, send, answer).
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub timeout: u64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PullArgs {
+    /// `oci://REGISTRY/REPOSITORY:TAG` or `oci://REGISTRY/REPOSITORY@sha256:DIGEST`.
+    #[arg(value_name = "REFERENCE", required_unless_present = "from", conflicts_with = "from")]
+    pub reference: Option<String>,
+
+    /// Pull every component a sources file lists, recording each tag's
+    /// digest in the lock beside it (`FILE` with the extension `.lock`).
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+
+    /// The plugins folder to install into.
+    #[arg(long, value_name = "DIR", default_value = "plugins")]
+    pub plugins: PathBuf,
+
+    /// The plugin's name (default: the repository's last segment).
+    #[arg(long, value_name = "NAME", conflicts_with = "from")]
+    pub name: Option<String>,
+
+    /// Accept a tag that now points to another digest than when it was
+    /// last pulled (or locked).
+    #[arg(long)]
+    pub update: bool,
+
+    #[command(flatten)]
+    pub trust: TrustArgs,
+
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PublishArgs {
+    /// The component, e.g. `build/NAME.wasm`.
+    #[arg(value_name = "FILE")]
+    pub component: PathBuf,
+
+    /// Where to push it: `oci://REGISTRY/REPOSITORY:TAG`.
+    #[arg(value_name = "REFERENCE")]
+    pub reference: String,
+
+    /// A capability manifest to suggest to operators (shown by `warden
+    /// inspect` beside theirs; never applied).
+    #[arg(long, value_name = "FILE")]
+    pub suggest_manifest: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -125,6 +227,9 @@ pub struct CheckArgs {
     /// Check only this plugin: a `.wasm` file or a folder plugin.
     #[arg(value_name = "FILE")]
     pub plugin: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub trust: TrustArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -144,6 +249,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub cache: CacheArgs,
+
+    #[command(flatten)]
+    pub trust: TrustArgs,
 
     /// Log more (repeat for even more). `RUST_LOG` overrides this.
     #[arg(short, long, action = clap::ArgAction::Count)]
@@ -341,7 +449,9 @@ impl Cli {
             | Command::Call(_)
             | Command::Inspect(_)
             | Command::New(_)
-            | Command::Build(_) => 0,
+            | Command::Build(_)
+            | Command::Pull(_)
+            | Command::Publish(_) => 0,
         }
     }
 }

@@ -38,6 +38,7 @@ pub async fn run(args: DevArgs) -> Result<()> {
         audit_log: args.audit_log.clone(),
         subscriptions: Default::default(),
         state_key: None,
+        trust: Default::default(),
     })
     .await?;
 

@@ -17,7 +17,7 @@ use warden_runtime::grants::Grants;
 /// its manifest grants for it. Exit 0, or 2 when it cannot be loaded.
 pub async fn run(target: &Path) -> Result<std::process::ExitCode> {
     let (source, root) = plugin_source(target)?;
-    let loader = Loader::new(Runtime::new()?, None, &[root]);
+    let loader = Loader::new(Runtime::new()?, None, &[root], Default::default());
     let plugin = match loader.load(&source, &[]).await {
         Ok(plugin) => plugin,
         Err(error) => {

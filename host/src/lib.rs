@@ -12,4 +12,5 @@ pub mod embed_docs;
 pub mod inspect;
 pub mod plugin_at;
 pub mod project;
+pub mod pull;
 pub mod serve;

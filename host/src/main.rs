@@ -27,9 +27,12 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => warden::serve::run(*args).await.map(|()| ExitCode::SUCCESS),
             Command::Dev(args) => warden::dev::run(args).await.map(|()| ExitCode::SUCCESS),
-            Command::Check(args) => warden::check::run(args.plugin.as_deref().unwrap_or(&args.plugins))
-                .await
-                .map(done),
+            Command::Check(args) => match args.trust.load() {
+                Ok(trust) => warden::check::run(args.plugin.as_deref().unwrap_or(&args.plugins), trust)
+                    .await
+                    .map(done),
+                Err(error) => Err(error),
+            },
             Command::EmbedDocs(args) => warden::embed_docs::run(&args).map(|()| ExitCode::SUCCESS),
             Command::Call(args) => warden::call::run(&args).await,
             Command::Inspect(args) => warden::inspect::run(&args.plugin).await,
@@ -39,6 +42,8 @@ fn main() -> ExitCode {
             Command::Build(args) => warden::project::run_build(&args.path, args.target_dir)
                 .await
                 .map(|()| ExitCode::SUCCESS),
+            Command::Pull(args) => warden::pull::run(&args).await.map(done),
+            Command::Publish(args) => warden::pull::publish(&args).await.map(|()| ExitCode::SUCCESS),
         }
     });
     let code = result.unwrap_or_else(|error| {

@@ -14,6 +14,7 @@ use rmcp::service::ServerInitializeError;
 use crate::cli::{CacheArgs, ServeArgs};
 use warden_mcp::access::AccessPolicy;
 use warden_mcp::{InFlight, Notifier, Shared, SubscriptionLimits, WardenServer};
+use warden_origin::Trust;
 use warden_plugins::catalog::{CatalogHandle, ListChanges};
 use warden_plugins::loader::Loader;
 use warden_plugins::reconciler::Reconciler;
@@ -45,6 +46,8 @@ pub struct HostConfig {
     /// The key that seals 2026-07-28 `requestState`s; a key of this
     /// process's own when `None`.
     pub state_key: Option<PathBuf>,
+    /// Which pulled components may be served.
+    pub trust: Trust,
 }
 
 impl Host {
@@ -68,7 +71,7 @@ impl Host {
             std::fs::read_dir(root).with_context(|| format!("cannot read the plugins folder {}", root.display()))?;
         }
         let roots: Vec<PathBuf> = config.roots.iter().map(|r| watcher::canonical(r)).collect();
-        let loader = Loader::new(runtime.clone(), open_cache(&config.cache), &roots);
+        let loader = Loader::new(runtime.clone(), open_cache(&config.cache), &roots, config.trust.clone());
         // Watch before loading, so nothing that changes meanwhile is missed.
         let watching = if config.watch {
             let targets: Vec<_> = roots.iter().map(|r| (r.clone(), RecursiveMode::Recursive)).collect();
@@ -199,6 +202,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             per_client: args.max_subscriptions.max(1),
         },
         state_key: args.state_key_file.clone(),
+        trust: args.trust.load()?,
     })
     .await?;
     // Lives as long as the server: the policy is reloaded when its file changes.

@@ -11,11 +11,13 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 /// Warden's crates, lowest first: each may depend only on those before it.
-pub const LAYERS: [&str; 5] = [
+pub const LAYERS: [&str; 7] = [
+    "warden-origin",
     "warden-runtime",
     "warden-plugins",
     "warden-mcp",
     "warden-transport",
+    "warden-registry",
     "warden",
 ];
 

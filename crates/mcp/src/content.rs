@@ -206,15 +206,11 @@ pub fn resource_contents(contents: types::ResourceContents) -> ResourceContents 
 }
 
 /// Converts and checks a successful `call-tool` answer.
-pub fn call_result(
-    reply: ToolResult,
-    decl: &ToolDecl,
-    output_limit: u64,
-) -> Result<CallToolResult, ContentError> {
+pub fn call_result(reply: ToolResult, decl: &ToolDecl, output_limit: u64) -> Result<CallToolResult, ContentError> {
     // Check the cheap bound before converting anything: a hostile plugin's
     // 100 MB answer must not be base64-encoded only to be refused.
-    let raw_bytes: u64 = reply.content.iter().map(content_bytes).sum::<u64>()
-        + reply.structured.as_ref().map_or(0, structured_bytes);
+    let raw_bytes: u64 =
+        reply.content.iter().map(content_bytes).sum::<u64>() + reply.structured.as_ref().map_or(0, structured_bytes);
     within_limit(raw_bytes, output_limit)?;
     let structured = match reply.structured {
         Some(Structured::Text(text)) => Some(

@@ -277,7 +277,9 @@ impl ServerHandler for WardenServer {
             &plugin.sha256,
             "prompts/get",
             &request.name,
-            arguments.iter().flat_map(|(name, value)| [name.as_bytes(), value.as_bytes()]),
+            arguments
+                .iter()
+                .flat_map(|(name, value)| [name.as_bytes(), value.as_bytes()]),
         );
         let prepare = |asked| asker.prepare(asked);
         let what = format!("prompt `{}`", request.name);

@@ -204,7 +204,12 @@ impl Binding {
         arguments: impl IntoIterator<Item = &'a [u8]>,
     ) -> Self {
         let mut hasher = Sha256::new();
-        let fixed = [caller.as_bytes(), plugin_sha256.as_bytes(), method.as_bytes(), target.as_bytes()];
+        let fixed = [
+            caller.as_bytes(),
+            plugin_sha256.as_bytes(),
+            method.as_bytes(),
+            target.as_bytes(),
+        ];
         let mut add = |part: &[u8]| {
             hasher.update((part.len() as u64).to_le_bytes());
             hasher.update(part);

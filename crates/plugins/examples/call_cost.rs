@@ -60,7 +60,7 @@ async fn load(
         .expect("no such plugin in the folder");
     let cache = cache.map(CodeCache::open).transpose()?;
     let started = Instant::now();
-    let plugin = loader::Loader::new(runtime.clone(), cache, &[PathBuf::from(dir)])
+    let plugin = loader::Loader::new(runtime.clone(), cache, &[PathBuf::from(dir)], Default::default())
         .load(source, &[])
         .await?;
     eprintln!(

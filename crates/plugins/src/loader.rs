@@ -16,6 +16,7 @@ use crate::declarations::Declared;
 use crate::plain::{self, PlainExports, Skipped};
 use crate::plugin::Plugin;
 use crate::{declaration_limits, declarations};
+use warden_origin::Trust;
 use warden_runtime::cache::{CodeCache, CodeOrigin};
 use warden_runtime::contract::{self, Exports};
 use warden_runtime::grants::{ProtectedFolders, check_mount_layout};
@@ -136,6 +137,8 @@ pub struct Loader {
     runtime: Arc<Runtime>,
     cache: Option<CodeCache>,
     protected: ProtectedFolders,
+    /// Which pulled components may be served (`--trust`, `--require-signature`).
+    trust: Trust,
 }
 
 impl Loader {
@@ -143,7 +146,7 @@ impl Loader {
     /// cache's folder and the default cache folder are protected from mounts
     /// (the default one too: a plugin that could plant code there would
     /// have it run by the next `warden` started without `--cache-dir`).
-    pub fn new(runtime: Arc<Runtime>, cache: Option<CodeCache>, plugins_roots: &[PathBuf]) -> Arc<Self> {
+    pub fn new(runtime: Arc<Runtime>, cache: Option<CodeCache>, plugins_roots: &[PathBuf], trust: Trust) -> Arc<Self> {
         let caches = cache
             .as_ref()
             .map(|c| c.dir().to_path_buf())
@@ -157,6 +160,7 @@ impl Loader {
             runtime,
             cache,
             protected,
+            trust,
         })
     }
 
@@ -240,6 +244,9 @@ impl Loader {
                  the file changed — update the pin only if you trust the new build"
             );
         }
+        // Before any compiling or cache lookup: a cached compilation of the
+        // same bytes never stands in for checking where they came from.
+        let origin = self.trust.check(&name, &source.component, &sha256)?;
         check_header(&bytes)?;
         let bytes = Arc::new(bytes);
         let metered = manifest.limits.fuel.is_some();
@@ -316,6 +323,7 @@ impl Loader {
             component_path: source.component.clone(),
             manifest_path: source.manifest.clone(),
             sha256,
+            origin,
             component,
             code,
             prepared,

@@ -146,6 +146,7 @@ pub fn plugin_changes(roots: &[PathBuf], batch: &Batch) -> PluginChanges {
                 // the reconciler finds out which.
                 Some(
                     name.strip_suffix(".wasm")
+                        .or_else(|| name.strip_suffix(".origin.json"))
                         .or_else(|| name.strip_suffix(".toml"))
                         .unwrap_or(name),
                 )
@@ -185,6 +186,7 @@ mod tests {
             paths: [
                 "/p/notes.wasm",
                 "/p/notes.toml",
+                "/p/notes.origin.json",
                 "/p/.notes.wasm.123.tmp",
                 "/p/readme.txt",
                 "/p/folder/plugin.toml",

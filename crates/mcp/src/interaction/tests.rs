@@ -59,9 +59,8 @@ fn error_of(result: Result<(u32, Option<types::InputAnswers>), McpError>) -> Mcp
 
 #[test]
 fn a_binding_tells_apart_prompt_arguments_that_run_together() {
-    let prompt = |parts: &[&str]| {
-        Binding::new("", "sha", "prompts/get", "p", parts.iter().map(|part| part.as_bytes())).bytes
-    };
+    let prompt =
+        |parts: &[&str]| Binding::new("", "sha", "prompts/get", "p", parts.iter().map(|part| part.as_bytes())).bytes;
     assert_ne!(prompt(&["a", "bc"]), prompt(&["ab", "c"]));
     assert_ne!(prompt(&["a", ""]), prompt(&[]));
     assert_eq!(prompt(&["a", "bc"]), prompt(&["a", "bc"]));
@@ -83,9 +82,21 @@ fn a_retry_opens_only_state_issued_for_the_same_caller_and_request_once() {
     for other in [
         Binding::new("oauth-sub:mallory", "sha", "tools/call", "greet", [b"{}".as_slice()]),
         Binding::new("", "sha", "tools/call", "greet", [b"{}".as_slice()]),
-        Binding::new("oauth-sub:alice", "sha", "tools/call", "greet", [b"{\"x\":1}".as_slice()]),
+        Binding::new(
+            "oauth-sub:alice",
+            "sha",
+            "tools/call",
+            "greet",
+            [b"{\"x\":1}".as_slice()],
+        ),
         Binding::new("oauth-sub:alice", "sha", "tools/call", "other", [b"{}".as_slice()]),
-        Binding::new("oauth-sub:alice", "other-code", "tools/call", "greet", [b"{}".as_slice()]),
+        Binding::new(
+            "oauth-sub:alice",
+            "other-code",
+            "tools/call",
+            "greet",
+            [b"{}".as_slice()],
+        ),
     ] {
         let used = UsedStates::default();
         let error = error_of(answers::resume(

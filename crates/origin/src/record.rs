@@ -1,0 +1,120 @@
+//! `NAME.origin.json`, written by `warden pull` beside `NAME.wasm`: where the
+//! component came from and the evidence for it — the exact manifest bytes
+//! (whose digest signers sign) and the signatures found — so that every
+//! later load can check it again without a network.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::{Deserialize, Serialize};
+
+use crate::manifest::ImageManifest;
+
+/// A record is written by Warden, but it sits in a folder others can write
+/// to: it is read with a bound like any input.
+pub const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OriginRecord {
+    pub format: u32,
+    /// The reference as given to `warden pull` (a tag, a digest or both).
+    pub reference: String,
+    /// `REGISTRY/REPOSITORY`.
+    pub repository: String,
+    /// The digest of `manifest`, which the tag resolved to when pulled.
+    pub manifest_digest: String,
+    /// The manifest's exact bytes, base64.
+    pub manifest: String,
+    /// Seconds since the Unix epoch.
+    pub pulled_at: u64,
+    #[serde(default)]
+    pub signatures: Vec<SignatureRecord>,
+}
+
+/// One signature found for the manifest, kept as the registry served it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "format", rename_all = "kebab-case")]
+pub enum SignatureRecord {
+    /// cosign's `sha256-<hex>.sig` tag: a simple-signing payload and a DER
+    /// ECDSA signature over its exact bytes, both base64.
+    CosignSimpleSigning { payload: String, signature: String },
+}
+
+impl OriginRecord {
+    pub fn new(
+        reference: String,
+        repository: String,
+        manifest_bytes: &[u8],
+        signatures: Vec<SignatureRecord>,
+        pulled_at: u64,
+    ) -> Self {
+        OriginRecord {
+            format: FORMAT,
+            reference,
+            repository,
+            manifest_digest: crate::digest_of(manifest_bytes),
+            manifest: BASE64.encode(manifest_bytes),
+            pulled_at,
+            signatures,
+        }
+    }
+
+    /// Where the record of `component` is: `NAME.origin.json` beside `NAME.wasm`.
+    pub fn path_for(component: &Path) -> PathBuf {
+        component.with_extension("origin.json")
+    }
+
+    /// The record beside `component`, if there is one.
+    pub fn read_beside(component: &Path) -> Result<Option<Self>> {
+        let path = Self::path_for(component);
+        let file = match std::fs::File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if size > MAX_RECORD_BYTES {
+            bail!(
+                "{} is {size} bytes; an origin record is at most {MAX_RECORD_BYTES}",
+                path.display()
+            );
+        }
+        let record: OriginRecord = serde_json::from_reader(std::io::BufReader::new(file))
+            .with_context(|| format!("{} is not an origin record; pull the component again", path.display()))?;
+        if record.format != FORMAT {
+            bail!(
+                "{} has format {}, this Warden reads {FORMAT}",
+                path.display(),
+                record.format
+            );
+        }
+        Ok(Some(record))
+    }
+
+    /// The manifest's bytes, checked against the recorded digest.
+    pub fn manifest_bytes(&self) -> Result<Vec<u8>> {
+        crate::check_digest(&self.manifest_digest)?;
+        let bytes = BASE64
+            .decode(&self.manifest)
+            .context("the recorded manifest is not base64")?;
+        let digest = crate::digest_of(&bytes);
+        if digest != self.manifest_digest {
+            bail!(
+                "the recorded manifest's digest is {digest}, not the recorded {}",
+                self.manifest_digest
+            );
+        }
+        Ok(bytes)
+    }
+
+    pub fn manifest(&self) -> Result<ImageManifest> {
+        ImageManifest::parse(&self.manifest_bytes()?)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a record is plain data") + "\n"
+    }
+}

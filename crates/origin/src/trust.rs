@@ -1,0 +1,316 @@
+//! The one place that decides whether a component may be served, given its
+//! origin record and the operator's trust policy. Called at every load, so
+//! a component replaced on disk or a signature that no longer verifies is
+//! refused at the next hot reload, not only at pull time.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use crate::policy::TrustPolicy;
+use crate::record::{OriginRecord, SignatureRecord};
+
+/// The operator's policy and whether unsigned components are refused.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    policy: Option<Arc<TrustPolicy>>,
+    require_signature: bool,
+}
+
+/// What a load established about a pulled component.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub reference: String,
+    pub manifest_digest: String,
+    /// The trusted signer whose signature verified, if any did.
+    pub signer: Option<String>,
+}
+
+impl Trust {
+    pub fn new(policy: Option<TrustPolicy>, require_signature: bool) -> Result<Self> {
+        if require_signature && policy.is_none() {
+            bail!("--require-signature needs a trust policy: add `--trust FILE` naming the signers you trust");
+        }
+        Ok(Trust {
+            policy: policy.map(Arc::new),
+            require_signature,
+        })
+    }
+
+    pub fn policy(&self) -> Option<&TrustPolicy> {
+        self.policy.as_deref()
+    }
+
+    /// Whether plugin `name`, whose file `component` has `sha256` (hex),
+    /// may be served; `Some` for a pulled component, with what was verified.
+    pub fn check(&self, name: &str, component: &Path, sha256: &str) -> Result<Option<Verified>> {
+        self.check_as(name, component, component, sha256)
+    }
+
+    /// `check`, for a component not yet where it will be served from:
+    /// messages name `shown`, the file the operator will see.
+    pub fn check_as(&self, name: &str, component: &Path, shown: &Path, sha256: &str) -> Result<Option<Verified>> {
+        let file = shown.display();
+        let Some(record) = OriginRecord::read_beside(component)? else {
+            if self.require_signature
+                && let Some(policy) = &self.policy
+                && !policy.local.iter().any(|local| local == name)
+            {
+                bail!(
+                    "{file} was not pulled from a registry (there is no {}), and --require-signature serves \
+                     only signed components: install it with `warden pull`, or list `{name}` under `local` in {}",
+                    OriginRecord::path_for(shown).display(),
+                    policy.path.display()
+                );
+            }
+            return Ok(None);
+        };
+        let manifest = record.manifest()?;
+        let layer = manifest.wasm_layer()?;
+        let actual = format!("sha256:{sha256}");
+        if layer.digest != actual {
+            bail!(
+                "{file} is not what was pulled: its digest is {actual}, but {} delivered {}; the file changed \
+                 after `warden pull` — pull it again if you trust the new bytes",
+                record.reference,
+                layer.digest
+            );
+        }
+        let verified = |signer| Verified {
+            reference: record.reference.clone(),
+            manifest_digest: record.manifest_digest.clone(),
+            signer,
+        };
+        let rule = self.policy.as_ref().and_then(|p| p.rule_for(&record.repository));
+        let Some(rule) = rule else {
+            if self.require_signature {
+                let policy = self
+                    .policy
+                    .as_ref()
+                    .map(|p| p.path.display().to_string())
+                    .unwrap_or_default();
+                bail!(
+                    "{file} comes from {}, for which {policy} trusts no signer, and --require-signature is on: \
+                     add a `[[repository]]` whose `match` covers it, with the signer you expect",
+                    record.repository
+                );
+            }
+            return Ok(Some(verified(None)));
+        };
+        if record.signatures.is_empty() {
+            if self.require_signature {
+                bail!(
+                    "{file} ({}) is unsigned, and --require-signature expects a signature by {}",
+                    record.reference,
+                    rule.signer_names()
+                );
+            }
+            tracing::warn!(
+                "{file} ({}) is unsigned; the trust policy expects {} (refused with --require-signature)",
+                record.reference,
+                rule.signer_names()
+            );
+            return Ok(Some(verified(None)));
+        }
+        let mut failures = Vec::new();
+        for signature in &record.signatures {
+            match signature {
+                SignatureRecord::CosignSimpleSigning { payload, signature } => {
+                    let Ok(payload) = BASE64.decode(payload) else {
+                        failures.push("a recorded payload is not base64".to_string());
+                        continue;
+                    };
+                    for signer in &rule.signers {
+                        match crate::cosign::verify(&signer.key, &payload, signature, &record.manifest_digest) {
+                            Ok(()) => return Ok(Some(verified(Some(signer.name.clone())))),
+                            Err(why) => failures.push(format!("`{}`: {why}", signer.name)),
+                        }
+                    }
+                }
+            }
+        }
+        failures.dedup();
+        bail!(
+            "{file} ({}): no signature by a trusted signer ({}, from `{}` in {}): {}",
+            record.reference,
+            rule.signer_names(),
+            rule.pattern,
+            self.policy
+                .as_ref()
+                .map(|p| p.path.display().to_string())
+                .unwrap_or_default(),
+            failures.join("; ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cosign::tests::{key, pem, sign};
+    use crate::manifest::{Descriptor, ImageManifest, WASM_CONFIG, WASM_LAYER};
+
+    const REPO: &str = "127.0.0.1:5000/tools/hello";
+
+    struct Folder {
+        dir: tempfile::TempDir,
+    }
+
+    impl Folder {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("good.pub"), pem(&key(1))).unwrap();
+            std::fs::write(dir.path().join("other.pub"), pem(&key(2))).unwrap();
+            Folder { dir }
+        }
+
+        fn policy(&self, key_file: &str) -> TrustPolicy {
+            let path = self.dir.path().join("trust.toml");
+            std::fs::write(
+                &path,
+                format!(
+                    "local = [\"handmade\"]\n[[repository]]\nmatch = \"127.0.0.1:5000/tools/*\"\n\
+                     [[repository.signer]]\nname = \"release\"\nkey = \"{key_file}\"\n"
+                ),
+            )
+            .unwrap();
+            TrustPolicy::load(&path).unwrap()
+        }
+
+        /// Writes `name.wasm` and, when `repository` is given, its record,
+        /// signed by `signer` (a key seed) over `signed_digest` (default:
+        /// the real manifest digest).
+        fn pulled(&self, name: &str, repository: &str, signer: Option<u8>, signed_digest: Option<&str>) -> String {
+            let wasm = format!("\0asm component {name}").into_bytes();
+            let component = self.dir.path().join(format!("{name}.wasm"));
+            std::fs::write(&component, &wasm).unwrap();
+            let layer = Descriptor {
+                media_type: WASM_LAYER.into(),
+                digest: crate::digest_of(&wasm),
+                size: wasm.len() as u64,
+                annotations: Default::default(),
+            };
+            let manifest = ImageManifest {
+                schema_version: 2,
+                media_type: Some(crate::manifest::IMAGE_MANIFEST.into()),
+                artifact_type: None,
+                config: Descriptor {
+                    media_type: WASM_CONFIG.into(),
+                    digest: crate::digest_of(b"{}"),
+                    size: 2,
+                    annotations: Default::default(),
+                },
+                layers: vec![layer],
+                subject: None,
+                annotations: Default::default(),
+            };
+            let bytes = serde_json::to_vec(&manifest).unwrap();
+            let digest = crate::digest_of(&bytes);
+            let signatures = signer
+                .map(|seed| {
+                    let payload = crate::cosign::payload(repository, signed_digest.unwrap_or(&digest));
+                    SignatureRecord::CosignSimpleSigning {
+                        signature: sign(&key(seed), &payload),
+                        payload: BASE64.encode(payload),
+                    }
+                })
+                .into_iter()
+                .collect();
+            let record = OriginRecord::new(
+                format!("oci://{repository}:1"),
+                repository.into(),
+                &bytes,
+                signatures,
+                0,
+            );
+            std::fs::write(OriginRecord::path_for(&component), record.to_json()).unwrap();
+            hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&wasm))
+        }
+
+        fn check(&self, trust: &Trust, name: &str, sha256: &str) -> Result<Option<Verified>> {
+            trust.check(name, &self.dir.path().join(format!("{name}.wasm")), sha256)
+        }
+    }
+
+    fn refused(result: Result<Option<Verified>>) -> String {
+        format!("{:#}", result.unwrap_err())
+    }
+
+    #[test]
+    fn a_trusted_signature_is_named_and_anything_else_is_refused() {
+        let folder = Folder::new();
+        let trust = Trust::new(Some(folder.policy("good.pub")), true).unwrap();
+
+        let sha = folder.pulled("hello", REPO, Some(1), None);
+        let verified = folder.check(&trust, "hello", &sha).unwrap().unwrap();
+        assert_eq!(verified.signer.as_deref(), Some("release"));
+
+        let sha = folder.pulled("forged", REPO, Some(2), None);
+        let error = refused(folder.check(&trust, "forged", &sha));
+        assert!(error.contains("no signature by a trusted signer (`release`"), "{error}");
+        assert!(error.contains("does not verify with this key"), "{error}");
+
+        let other = "sha256:3333333333333333333333333333333333333333333333333333333333333333";
+        let sha = folder.pulled("replayed", REPO, Some(1), Some(other));
+        let error = refused(folder.check(&trust, "replayed", &sha));
+        assert!(error.contains("not for this component's manifest"), "{error}");
+
+        let sha = folder.pulled("unsigned", REPO, None, None);
+        let error = refused(folder.check(&trust, "unsigned", &sha));
+        assert!(
+            error.contains("is unsigned, and --require-signature expects a signature by `release`"),
+            "{error}"
+        );
+
+        let sha = folder.pulled("elsewhere", "ghcr.io/someone/else", Some(1), None);
+        let error = refused(folder.check(&trust, "elsewhere", &sha));
+        assert!(error.contains("trusts no signer"), "{error}");
+
+        std::fs::write(folder.dir.path().join("stray.wasm"), b"\0asm").unwrap();
+        let error = refused(folder.check(&trust, "stray", "00"));
+        assert!(error.contains("was not pulled from a registry"), "{error}");
+        std::fs::write(folder.dir.path().join("handmade.wasm"), b"\0asm").unwrap();
+        assert_eq!(folder.check(&trust, "handmade", "00").unwrap(), None);
+    }
+
+    #[test]
+    fn a_component_changed_after_pull_is_refused_whatever_the_policy() {
+        let folder = Folder::new();
+        let sha = folder.pulled("hello", REPO, Some(1), None);
+        let component = folder.dir.path().join("hello.wasm");
+        std::fs::write(&component, b"\0asm something else").unwrap();
+        let changed = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"\0asm something else"));
+        assert_ne!(sha, changed);
+        for trust in [
+            Trust::default(),
+            Trust::new(Some(folder.policy("good.pub")), false).unwrap(),
+        ] {
+            let error = refused(folder.check(&trust, "hello", &changed));
+            assert!(error.contains("is not what was pulled"), "{error}");
+            assert!(error.contains("hello.wasm"), "{error}");
+        }
+        // A record whose manifest was edited no longer matches its digest.
+        let path = OriginRecord::path_for(&component);
+        let mut record: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        record["manifest"] = BASE64.encode(b"{\"schemaVersion\":2}").into();
+        std::fs::write(&path, record.to_string()).unwrap();
+        let error = refused(folder.check(&Trust::default(), "hello", &sha));
+        assert!(error.contains("recorded manifest's digest"), "{error}");
+    }
+
+    #[test]
+    fn without_require_signature_unsigned_and_uncovered_components_load_but_bad_signatures_do_not() {
+        let folder = Folder::new();
+        let trust = Trust::new(Some(folder.policy("good.pub")), false).unwrap();
+        let sha = folder.pulled("unsigned", REPO, None, None);
+        assert_eq!(folder.check(&trust, "unsigned", &sha).unwrap().unwrap().signer, None);
+        let sha = folder.pulled("elsewhere", "ghcr.io/someone/else", None, None);
+        assert_eq!(folder.check(&trust, "elsewhere", &sha).unwrap().unwrap().signer, None);
+        let sha = folder.pulled("forged", REPO, Some(2), None);
+        assert!(folder.check(&trust, "forged", &sha).is_err());
+        assert!(Trust::new(None, true).is_err());
+    }
+}

@@ -1,0 +1,672 @@
+//! `warden pull` and `warden publish` against a registry of the test's own:
+//! the distribution API over loopback with the Bearer token flow, which
+//! turns hostile on demand (lying digests, swapped or oversized blobs,
+//! trickling answers, redirects to plain HTTP). Every refusal must leave
+//! the plugins folder as it was. The real CNCF registry and an independent
+//! publisher are exercised by `tests/interop/registry.sh`.
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use p256::ecdsa::signature::Signer as _;
+use p256::ecdsa::{Signature, SigningKey};
+use p256::pkcs8::EncodePublicKey as _;
+use serde_json::{Value, json};
+use sha2::Digest as _;
+use support::{Era, PluginDir};
+
+const USER: &str = "alice";
+const PASSWORD: &str = "s3cret";
+const TOKEN: &str = "t0ken-for-alice";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Hostile {
+    Honest,
+    /// The manifest's `Docker-Content-Digest` is not its bytes' digest.
+    ManifestDigestLie,
+    /// Asked for a manifest by digest, serves other bytes.
+    ManifestSwap,
+    /// A manifest far larger than any real one.
+    HugeManifest,
+    /// The component blob's bytes do not hash to its digest.
+    BlobSwap,
+    /// The component blob is longer than its descriptor says.
+    BlobLonger,
+    /// The component blob arrives a byte at a time, forever.
+    Trickle,
+    /// The component blob redirects to plain HTTP on another host.
+    RedirectToPlainHttp,
+}
+
+#[derive(Default)]
+struct Store {
+    blobs: HashMap<String, Vec<u8>>,
+    /// `repo@tag` and `repo@digest` → manifest bytes.
+    manifests: HashMap<String, Vec<u8>>,
+    hostile: Option<Hostile>,
+    auth: bool,
+    uploads: usize,
+}
+
+type Shared = Arc<Mutex<Store>>;
+
+struct Registry {
+    port: u16,
+    store: Shared,
+}
+
+impl Registry {
+    async fn start(auth: bool) -> Self {
+        let store: Shared = Arc::new(Mutex::new(Store {
+            auth,
+            ..Store::default()
+        }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let app = axum::Router::new().fallback(handle).with_state((store.clone(), port));
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Registry { port, store }
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn reference(&self, repo_tag: &str) -> String {
+        format!("oci://{}/{repo_tag}", self.host())
+    }
+
+    fn turn(&self, hostile: Hostile) {
+        self.store.lock().unwrap().hostile = Some(hostile);
+    }
+
+    /// Pushes a cosign keyed signature of `digest` (a manifest digest) in
+    /// cosign's own format: a `sha256-<hex>.sig` tag whose layer is the
+    /// simple-signing payload, signed in the layer's annotation.
+    fn sign(&self, repo: &str, digest: &str, key: &SigningKey, signed_digest: &str) {
+        let payload = json!({
+            "critical": {
+                "identity": {"docker-reference": format!("{}/{repo}", self.host())},
+                "image": {"docker-manifest-digest": signed_digest},
+                "type": "cosign container image signature"
+            },
+            "optional": null
+        })
+        .to_string()
+        .into_bytes();
+        let signature: Signature = key.sign(&payload);
+        let config = br#"{"architecture":"","config":{},"created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":[]}}"#.to_vec();
+        let manifest = json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "size": config.len(), "digest": digest_of(&config)},
+            "layers": [{
+                "mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
+                "size": payload.len(),
+                "digest": digest_of(&payload),
+                "annotations": {"dev.cosignproject.cosign/signature": BASE64.encode(signature.to_der().as_bytes())}
+            }]
+        })
+        .to_string()
+        .into_bytes();
+        let mut store = self.store.lock().unwrap();
+        store.blobs.insert(digest_of(&config), config);
+        store.blobs.insert(digest_of(&payload), payload);
+        let tag = format!("{}.sig", digest.replacen(':', "-", 1));
+        store
+            .manifests
+            .insert(format!("{repo}@{}", digest_of(&manifest)), manifest.clone());
+        store.manifests.insert(format!("{repo}@{tag}"), manifest);
+    }
+}
+
+fn digest_of(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex(&sha2::Sha256::digest(bytes)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+async fn handle(
+    State((store, port)): State<(Shared, u16)>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().to_string();
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if path == "/token" {
+        let expected = format!("Basic {}", BASE64.encode(format!("{USER}:{PASSWORD}")));
+        if authorization != expected {
+            return (StatusCode::UNAUTHORIZED, "bad credentials").into_response();
+        }
+        return (
+            [(header::CONTENT_TYPE, "application/json")],
+            json!({"token": TOKEN}).to_string(),
+        )
+            .into_response();
+    }
+    let Some(rest) = path.strip_prefix("/v2/") else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let (auth, hostile) = {
+        let store = store.lock().unwrap();
+        (store.auth, store.hostile.unwrap_or(Hostile::Honest))
+    };
+    if auth && authorization != format!("Bearer {TOKEN}") {
+        return Response::builder()
+            .status(StatusCode::UNAUTHORIZED)
+            .header(
+                header::WWW_AUTHENTICATE,
+                format!(r#"Bearer realm="http://127.0.0.1:{port}/token",service="test-registry""#),
+            )
+            .body(Body::from("{\"errors\":[{\"code\":\"UNAUTHORIZED\"}]}"))
+            .unwrap();
+    }
+    if let Some((repo, reference)) = rest.split_once("/manifests/") {
+        let key = format!("{repo}@{reference}");
+        if method == Method::PUT {
+            let digest = digest_of(&body);
+            let mut store = store.lock().unwrap();
+            store.manifests.insert(key, body.to_vec());
+            store.manifests.insert(format!("{repo}@{digest}"), body.to_vec());
+            return Response::builder()
+                .status(StatusCode::CREATED)
+                .header("docker-content-digest", digest)
+                .body(Body::empty())
+                .unwrap();
+        }
+        let Some(mut bytes) = store.lock().unwrap().manifests.get(&key).cloned() else {
+            return StatusCode::NOT_FOUND.into_response();
+        };
+        let is_signature = reference.ends_with(".sig");
+        let mut claimed = digest_of(&bytes);
+        match hostile {
+            Hostile::ManifestDigestLie if !is_signature => claimed = digest_of(b"something else"),
+            Hostile::ManifestSwap if reference.starts_with("sha256:") => {
+                let mut manifest: Value = serde_json::from_slice(&bytes).unwrap();
+                manifest["annotations"] = json!({"swapped": "yes"});
+                bytes = manifest.to_string().into_bytes();
+            }
+            Hostile::HugeManifest if !is_signature => bytes = vec![b' '; 5 * 1024 * 1024],
+            _ => {}
+        }
+        return Response::builder()
+            .header(header::CONTENT_TYPE, "application/vnd.oci.image.manifest.v1+json")
+            .header("docker-content-digest", claimed)
+            .body(Body::from(bytes))
+            .unwrap();
+    }
+    if let Some((repo, upload)) = rest.split_once("/blobs/uploads/") {
+        if method == Method::POST {
+            let mut store = store.lock().unwrap();
+            store.uploads += 1;
+            return Response::builder()
+                .status(StatusCode::ACCEPTED)
+                .header(header::LOCATION, format!("/v2/{repo}/blobs/uploads/{}", store.uploads))
+                .body(Body::empty())
+                .unwrap();
+        }
+        let _ = upload;
+        let digest = uri
+            .query()
+            .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("digest=")))
+            .map(|d| d.replace("%3A", ":"))
+            .unwrap_or_default();
+        if digest != digest_of(&body) {
+            return (StatusCode::BAD_REQUEST, "digest mismatch").into_response();
+        }
+        store.lock().unwrap().blobs.insert(digest, body.to_vec());
+        return StatusCode::CREATED.into_response();
+    }
+    if let Some((_, digest)) = rest.split_once("/blobs/") {
+        let Some(bytes) = store.lock().unwrap().blobs.get(digest).cloned() else {
+            return StatusCode::NOT_FOUND.into_response();
+        };
+        if method == Method::HEAD {
+            return Response::builder()
+                .header(header::CONTENT_LENGTH, bytes.len())
+                .body(Body::empty())
+                .unwrap();
+        }
+        let is_component = bytes.starts_with(b"\0asm");
+        return match hostile {
+            Hostile::BlobSwap if is_component => {
+                let mut swapped = bytes;
+                let last = swapped.len() - 1;
+                swapped[last] ^= 0xff;
+                Body::from(swapped).into_response()
+            }
+            Hostile::BlobLonger if is_component => {
+                let mut longer = bytes;
+                longer.extend(std::iter::repeat_n(0u8, 1024 * 1024));
+                Body::from(longer).into_response()
+            }
+            Hostile::Trickle if is_component => {
+                let stream = futures_stream(bytes);
+                Response::builder()
+                    .header(header::CONTENT_TYPE, "application/octet-stream")
+                    .body(Body::from_stream(stream))
+                    .unwrap()
+            }
+            Hostile::RedirectToPlainHttp if is_component => Response::builder()
+                .status(StatusCode::TEMPORARY_REDIRECT)
+                .header(
+                    header::LOCATION,
+                    format!("http://localhost:{port}/v2/elsewhere/blobs/{digest}"),
+                )
+                .body(Body::empty())
+                .unwrap(),
+            _ => Body::from(bytes).into_response(),
+        };
+    }
+    StatusCode::NOT_FOUND.into_response()
+}
+
+/// One byte every 200 ms.
+fn futures_stream(bytes: Vec<u8>) -> impl futures_core::Stream<Item = Result<Bytes, std::io::Error>> + Send {
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
+    tokio::spawn(async move {
+        for byte in bytes {
+            if sender.send(Ok(Bytes::from(vec![byte]))).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    struct Stream(tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>);
+    impl futures_core::Stream for Stream {
+        type Item = Result<Bytes, std::io::Error>;
+        fn poll_next(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Self::Item>> {
+            self.0.poll_recv(cx)
+        }
+    }
+    Stream(receiver)
+}
+
+/// A workspace for one test: a plugins folder, a registry config with the
+/// right credentials, a trust policy.
+struct Bench {
+    registry: Registry,
+    plugins: PluginDir,
+    files: tempfile::TempDir,
+}
+
+impl Bench {
+    async fn new() -> Self {
+        let registry = Registry::start(true).await;
+        let files = tempfile::tempdir().unwrap();
+        let auth = BASE64.encode(format!("{USER}:{PASSWORD}"));
+        std::fs::write(
+            files.path().join("config.json"),
+            json!({"auths": {registry.host(): {"auth": auth}}}).to_string(),
+        )
+        .unwrap();
+        std::fs::write(
+            files.path().join("wrong.json"),
+            json!({"auths": {registry.host(): {"auth": BASE64.encode("alice:guess")}}}).to_string(),
+        )
+        .unwrap();
+        for (seed, file) in [(1u8, "release.pub"), (2, "other.pub")] {
+            let pem = key(seed).verifying_key().to_public_key_pem(Default::default()).unwrap();
+            std::fs::write(files.path().join(file), pem).unwrap();
+        }
+        let bench = Bench {
+            registry,
+            plugins: PluginDir::new(),
+            files,
+        };
+        bench.policy("release.pub");
+        bench
+    }
+
+    fn policy(&self, key_file: &str) {
+        std::fs::write(
+            self.file("trust.toml"),
+            format!(
+                "[[repository]]\nmatch = \"{}/tools/*\"\n[[repository.signer]]\nname = \"release key\"\nkey = \"{key_file}\"\n",
+                self.registry.host()
+            ),
+        )
+        .unwrap();
+    }
+
+    fn file(&self, name: &str) -> std::path::PathBuf {
+        self.files.path().join(name)
+    }
+
+    /// `warden ARGS… --insecure-registry HOST` with the right credentials.
+    async fn warden(&self, args: &[&str], config: Option<&str>) -> (bool, String, String) {
+        let mut command = support::warden();
+        command.args(args);
+        if matches!(args.first(), Some(&"pull" | &"publish")) {
+            command.arg("--insecure-registry").arg(self.registry.host());
+        }
+        if let Some(config) = config {
+            command.arg("--registry-config").arg(self.file(config));
+        }
+        command
+            .env_remove("DOCKER_CONFIG")
+            .env_remove("REGISTRY_AUTH_FILE")
+            .env("HOME", self.files.path());
+        let output = tokio::time::timeout(Duration::from_secs(120), command.output())
+            .await
+            .expect("warden finishes")
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
+    async fn publish(&self, guest: &str, repo_tag: &str) -> String {
+        let component = support::guest(guest).to_str().unwrap().to_string();
+        let reference = self.registry.reference(repo_tag);
+        let (ok, stdout, stderr) = self
+            .warden(&["publish", &component, &reference], Some("config.json"))
+            .await;
+        assert!(ok, "publish failed: {stderr}");
+        let digest = stdout.trim().to_string();
+        assert!(digest.starts_with("sha256:") && digest.len() == 71, "{stdout}");
+        digest
+    }
+
+    async fn pull(&self, reference: &str, extra: &[&str]) -> (bool, String) {
+        let plugins = self.plugins.path().to_str().unwrap().to_string();
+        let mut args = vec!["pull", reference, "--plugins", &plugins];
+        args.extend_from_slice(extra);
+        let (ok, _, stderr) = self.warden(&args, Some("config.json")).await;
+        (ok, stderr)
+    }
+
+    fn trust_args(&self) -> Vec<String> {
+        vec![
+            "--trust".into(),
+            self.file("trust.toml").to_str().unwrap().into(),
+            "--require-signature".into(),
+        ]
+    }
+
+    fn folder(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.plugins.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_slice(&[seed; 32]).unwrap()
+}
+
+fn refs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[tokio::test]
+async fn a_published_component_is_pulled_with_credentials_verified_and_served() {
+    let bench = Bench::new().await;
+    let digest = bench.publish("text", "tools/text:1.0").await;
+    let reference = bench.registry.reference("tools/text:1.0");
+
+    // No credentials, then wrong ones: refused with a message that says what to do.
+    let plugins = bench.plugins.path().to_str().unwrap().to_string();
+    let (ok, _, stderr) = bench.warden(&["pull", &reference, "--plugins", &plugins], None).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("needs credentials") && stderr.contains("HTTP 401"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("config.json"), "{stderr}");
+    let (ok, _, stderr) = bench
+        .warden(&["pull", &reference, "--plugins", &plugins], Some("wrong.json"))
+        .await;
+    assert!(!ok);
+    assert!(stderr.contains("refused the credentials"), "{stderr}");
+    assert!(!stderr.contains("guess"), "a password was printed: {stderr}");
+    assert!(bench.folder().is_empty(), "{:?}", bench.folder());
+
+    // Signed by the trusted key: pulled, and the folder serves it.
+    bench.registry.sign("tools/text", &digest, &key(1), &digest);
+    let trust = bench.trust_args();
+    let (ok, stderr) = bench.pull(&reference, &refs(&trust)).await;
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("signed by `release key`"), "{stderr}");
+    assert_eq!(bench.folder(), ["text.origin.json", "text.wasm"]);
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(bench.plugins.path().join("text.origin.json")).unwrap()).unwrap();
+    assert_eq!(record["manifest_digest"], digest.as_str());
+    assert_eq!(record["reference"], reference.as_str());
+    assert_eq!(
+        std::fs::read(bench.plugins.path().join("text.wasm")).unwrap(),
+        std::fs::read(support::guest("text")).unwrap()
+    );
+
+    // Pulling again changes nothing.
+    let (ok, stderr) = bench.pull(&reference, &refs(&trust)).await;
+    assert!(ok && stderr.contains("up to date"), "{stderr}");
+
+    // `warden check` shows where it came from and who signed it.
+    let mut check = vec!["check", "--plugins", &plugins];
+    check.extend(refs(&trust));
+    let (ok, stdout, stderr) = bench.warden(&check, None).await;
+    assert!(ok, "{stdout}{stderr}");
+    assert!(
+        stdout.contains(&format!("origin       {reference} ({digest}), signed by `release key`")),
+        "{stdout}"
+    );
+
+    let mut serve_args = refs(&trust);
+    serve_args.push("--no-cache");
+    let server = support::serve(bench.plugins.path(), Era::Stateless, &serve_args).await;
+    let result = server
+        .call("text_stats", json!({"text": "pulled from a registry"}))
+        .await;
+    assert_eq!(result.structured_content.unwrap()["words"], 4);
+
+    // Replaced on disk after the pull: the hot reload refuses it (the
+    // verified version keeps serving) and so does the next check.
+    std::fs::write(
+        bench.plugins.path().join("text.wasm"),
+        std::fs::read(support::guest("clock")).unwrap(),
+    )
+    .unwrap();
+    server.wait_for_log("is not what was pulled").await;
+    let result = server
+        .call("text_stats", json!({"text": "still the verified one"}))
+        .await;
+    assert_eq!(result.structured_content.unwrap()["words"], 4);
+    server.stop().await;
+    let (ok, stdout, _) = bench.warden(&check, None).await;
+    assert!(!ok);
+    assert!(stdout.contains("text.wasm is not what was pulled"), "{stdout}");
+}
+
+#[tokio::test]
+async fn untrusted_or_missing_signatures_are_refused_and_nothing_is_written() {
+    let bench = Bench::new().await;
+    let digest = bench.publish("text", "tools/text:1.0").await;
+    let reference = bench.registry.reference("tools/text:1.0");
+    let trust = bench.trust_args();
+
+    let (ok, stderr) = bench.pull(&reference, &refs(&trust)).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("is unsigned, and --require-signature expects a signature by `release key`"),
+        "{stderr}"
+    );
+    assert!(bench.folder().is_empty(), "{:?}", bench.folder());
+
+    // Signed, but by a key the policy does not name.
+    bench.registry.sign("tools/text", &digest, &key(2), &digest);
+    let (ok, stderr) = bench.pull(&reference, &refs(&trust)).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("no signature by a trusted signer (`release key`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("does not verify with this key"), "{stderr}");
+    assert!(bench.folder().is_empty(), "{:?}", bench.folder());
+
+    // The trusted key, but its payload vouches for another manifest.
+    let other = bench.publish("clock", "tools/clock:1.0").await;
+    bench.registry.sign("tools/text", &digest, &key(1), &other);
+    let (ok, stderr) = bench.pull(&reference, &refs(&trust)).await;
+    assert!(!ok);
+    assert!(stderr.contains("not for this component's manifest"), "{stderr}");
+
+    // A repository the policy does not cover, under --require-signature.
+    let elsewhere = bench.registry.reference("elsewhere/clock:1.0");
+    bench.publish("clock", "elsewhere/clock:1.0").await;
+    let (ok, stderr) = bench.pull(&elsewhere, &refs(&trust)).await;
+    assert!(!ok);
+    assert!(stderr.contains("trusts no signer"), "{stderr}");
+    assert!(bench.folder().is_empty(), "{:?}", bench.folder());
+
+    // A hand-placed component is not served under --require-signature.
+    std::fs::copy(support::guest("clock"), bench.plugins.path().join("clock.wasm")).unwrap();
+    let plugins = bench.plugins.path().to_str().unwrap().to_string();
+    let mut check = vec!["check", "--plugins", &plugins];
+    check.extend(refs(&trust));
+    let (ok, stdout, _) = bench.warden(&check, None).await;
+    assert!(!ok);
+    assert!(stdout.contains("was not pulled from a registry"), "{stdout}");
+}
+
+#[tokio::test]
+async fn a_hostile_registry_is_refused_and_the_folder_is_left_as_it_was() {
+    let bench = Bench::new().await;
+    let digest = bench.publish("text", "tools/text:1.0").await;
+    let by_tag = bench.registry.reference("tools/text:1.0");
+    let by_digest = bench.registry.reference(&format!("tools/text@{digest}"));
+    for (hostile, reference, extra, expect) in [
+        (Hostile::ManifestDigestLie, &by_tag, &[][..], "but its bytes hash to"),
+        (Hostile::ManifestSwap, &by_digest, &[][..], "not the sha256:"),
+        (Hostile::HugeManifest, &by_tag, &[][..], "larger than 4194304 bytes"),
+        (Hostile::BlobSwap, &by_tag, &[][..], "hashing to"),
+        (Hostile::BlobLonger, &by_tag, &[][..], "larger than the"),
+        (
+            Hostile::Trickle,
+            &by_tag,
+            &["--timeout", "2"][..],
+            "did not arrive within",
+        ),
+        (Hostile::RedirectToPlainHttp, &by_tag, &[][..], "plain-HTTP"),
+        (
+            Hostile::Honest,
+            &by_tag,
+            &["--max-size", "1000"][..],
+            "the most Warden pulls is 1000",
+        ),
+    ] {
+        bench.registry.turn(hostile);
+        let started = std::time::Instant::now();
+        let (ok, stderr) = bench.pull(reference, extra).await;
+        assert!(!ok, "{hostile:?} was accepted");
+        assert!(stderr.contains(expect), "{hostile:?}: {stderr}");
+        assert!(bench.folder().is_empty(), "{hostile:?} left {:?}", bench.folder());
+        if hostile == Hostile::Trickle {
+            // --timeout plus the component's size at 1 MiB/s: a few seconds.
+            assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_moved_tag_is_refused_until_the_operator_accepts_it_and_sources_sync_idempotently() {
+    let bench = Bench::new().await;
+    let first = bench.publish("text", "tools/text:stable").await;
+    let reference = bench.registry.reference("tools/text:stable");
+    let (ok, stderr) = bench.pull(&reference, &[]).await;
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("signature not checked (no --trust)"), "{stderr}");
+
+    // The tag moves to other bytes: the next pull says so and changes nothing.
+    let second = bench.publish("clock", "tools/text:stable").await;
+    assert_ne!(first, second);
+    let before = std::fs::read(bench.plugins.path().join("text.wasm")).unwrap();
+    let (ok, stderr) = bench.pull(&reference, &[]).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains(&format!("was {first} when")) && stderr.contains(&second),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(bench.plugins.path().join("text.wasm")).unwrap(), before);
+    let (ok, stderr) = bench.pull(&reference, &["--update"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        std::fs::read(bench.plugins.path().join("text.wasm")).unwrap(),
+        std::fs::read(support::guest("clock")).unwrap()
+    );
+
+    // A sources file: pulled, locked; again: up to date, lock unchanged.
+    let fleet = PluginDir::new();
+    let sources = bench.file("sources.toml");
+    std::fs::write(
+        &sources,
+        format!(
+            "[components]\nwords = \"{}\"\npinned = \"{}\"\n",
+            bench.registry.reference("tools/words:1"),
+            bench.registry.reference(&format!("tools/text@{first}"))
+        ),
+    )
+    .unwrap();
+    let words = bench.publish("text", "tools/words:1").await;
+    let from = |extra: &'static [&'static str]| {
+        let sources = sources.to_str().unwrap().to_string();
+        let fleet = fleet.path().to_str().unwrap().to_string();
+        let bench = &bench;
+        async move {
+            let mut args = vec!["pull".to_string(), "--from".into(), sources, "--plugins".into(), fleet];
+            args.extend(extra.iter().map(|s| s.to_string()));
+            bench.warden(&refs(&args), Some("config.json")).await
+        }
+    };
+    let (ok, _, stderr) = from(&[]).await;
+    assert!(ok, "{stderr}");
+    let lock = std::fs::read_to_string(bench.file("sources.lock")).unwrap();
+    assert!(lock.contains(&words) && lock.contains(&first), "{lock}");
+    let mut names: Vec<String> = std::fs::read_dir(fleet.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["pinned.origin.json", "pinned.wasm", "words.origin.json", "words.wasm"]
+    );
+    let (ok, _, stderr) = from(&[]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stderr.matches("up to date").count(), 2, "{stderr}");
+    assert!(!stderr.contains("wrote"), "{stderr}");
+
+    // The locked tag moves: refused (and the rest still synced), until --update.
+    bench.publish("clock", "tools/words:1").await;
+    let (ok, _, stderr) = from(&[]).await;
+    assert!(!ok);
+    assert!(stderr.contains("the tag of") && stderr.contains("--update"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(bench.file("sources.lock")).unwrap(), lock);
+    let (ok, _, stderr) = from(&["--update"]).await;
+    assert!(ok, "{stderr}");
+    assert_ne!(std::fs::read_to_string(bench.file("sources.lock")).unwrap(), lock);
+}
