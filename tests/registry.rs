@@ -457,6 +457,7 @@ async fn a_published_component_is_pulled_with_credentials_verified_and_served() 
         serde_json::from_slice(&std::fs::read(bench.plugins.path().join("text.origin.json")).unwrap()).unwrap();
     assert_eq!(record["manifest_digest"], digest.as_str());
     assert_eq!(record["reference"], reference.as_str());
+    assert_eq!(record["signer"], "release key");
     assert_eq!(
         std::fs::read(bench.plugins.path().join("text.wasm")).unwrap(),
         std::fs::read(support::guest("text")).unwrap()
@@ -499,7 +500,10 @@ async fn a_published_component_is_pulled_with_credentials_verified_and_served() 
     server.stop().await;
     let (ok, stdout, _) = bench.warden(&check, None).await;
     assert!(!ok);
-    assert!(stdout.contains("text.wasm is not what was pulled"), "{stdout}");
+    assert!(
+        stdout.contains("text.wasm is refused: it is not what was pulled"),
+        "{stdout}"
+    );
 }
 
 #[tokio::test]

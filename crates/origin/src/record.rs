@@ -32,6 +32,10 @@ pub struct OriginRecord {
     pub pulled_at: u64,
     #[serde(default)]
     pub signatures: Vec<SignatureRecord>,
+    /// The trusted signer whose signature verified when pulled (for people
+    /// reading the file; every load verifies again and trusts only that).
+    #[serde(default)]
+    pub signer: Option<String>,
 }
 
 /// One signature found for the manifest, kept as the registry served it.
@@ -59,6 +63,7 @@ impl OriginRecord {
             manifest: BASE64.encode(manifest_bytes),
             pulled_at,
             signatures,
+            signer: None,
         }
     }
 

@@ -73,7 +73,7 @@ impl Trust {
         let actual = format!("sha256:{sha256}");
         if layer.digest != actual {
             bail!(
-                "{file} is not what was pulled: its digest is {actual}, but {} delivered {}; the file changed \
+                "{file} is refused: it is not what was pulled: its digest is {actual}, but {} delivered {}; the file changed \
                  after `warden pull` — pull it again if you trust the new bytes",
                 record.reference,
                 layer.digest

@@ -91,18 +91,23 @@ pub async fn install(
     let staged = staging.dir.join(format!("{name}.wasm"));
     pull::component(registry, reference, &layer, &staged).await?;
     let pulled_at = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let record = OriginRecord::new(
+    let mut record = OriginRecord::new(
         reference.to_string(),
         reference.repository_path(),
         &manifest_bytes,
         signatures,
         pulled_at,
     );
-    std::fs::write(OriginRecord::path_for(&staged), record.to_json()).context("cannot write the origin record")?;
+    let record_path = OriginRecord::path_for(&staged);
+    std::fs::write(&record_path, record.to_json()).context("cannot write the origin record")?;
     let sha256 = layer.digest.trim_start_matches("sha256:").to_string();
     let verified = trust
         .check_as(&name, &staged, &target, &sha256)?
         .context("a pulled component has an origin")?;
+    if verified.signer.is_some() {
+        record.signer = verified.signer.clone();
+        std::fs::write(&record_path, record.to_json()).context("cannot write the origin record")?;
+    }
     // The record first: a server that reloads between the two renames sees
     // the old component with the new record, refuses it once, and reloads
     // again when the component lands.
