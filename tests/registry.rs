@@ -477,13 +477,22 @@ async fn a_published_component_is_pulled_with_credentials_verified_and_served() 
         "{stdout}"
     );
 
+    let audit = bench.file("audit.jsonl");
     let mut serve_args = refs(&trust);
-    serve_args.push("--no-cache");
+    serve_args.extend(["--no-cache", "--audit-log", audit.to_str().unwrap()]);
     let server = support::serve(bench.plugins.path(), Era::Stateless, &serve_args).await;
     let result = server
         .call("text_stats", json!({"text": "pulled from a registry"}))
         .await;
     assert_eq!(result.structured_content.unwrap()["words"], 4);
+    // The audit record says where the code that answered came from.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let record: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        record["source"],
+        json!({"reference": reference, "digest": digest, "signer": "release key"}),
+        "{record}"
+    );
 
     // Replaced on disk after the pull: the hot reload refuses it (the
     // verified version keeps serving) and so does the next check.
@@ -673,4 +682,53 @@ async fn a_moved_tag_is_refused_until_the_operator_accepts_it_and_sources_sync_i
     let (ok, _, stderr) = from(&["--update"]).await;
     assert!(ok, "{stderr}");
     assert_ne!(std::fs::read_to_string(bench.file("sources.lock")).unwrap(), lock);
+}
+
+#[tokio::test]
+async fn an_authors_suggested_manifest_is_shown_beside_the_operators_and_never_applied() {
+    let bench = Bench::new().await;
+    let suggested = bench.file("suggested.toml");
+    std::fs::write(
+        &suggested,
+        "[grants]\nnetwork = [\"https://suggested.example\"]\n# \x1b[31mred\n",
+    )
+    .unwrap();
+    let component = support::guest("text").to_str().unwrap().to_string();
+    let reference = bench.registry.reference("tools/text:1.0");
+    let (ok, _, stderr) = bench
+        .warden(
+            &[
+                "publish",
+                &component,
+                &reference,
+                "--suggest-manifest",
+                suggested.to_str().unwrap(),
+            ],
+            Some("config.json"),
+        )
+        .await;
+    assert!(ok, "{stderr}");
+    let (ok, stderr) = bench.pull(&reference, &[]).await;
+    assert!(ok, "{stderr}");
+
+    let pulled = bench.plugins.path().join("text.wasm");
+    let (ok, stdout, stderr) = bench.warden(&["inspect", pulled.to_str().unwrap()], None).await;
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "suggested manifest (the author's, from {reference}; never applied"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("    network = [\"https://suggested.example\"]"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains('\x1b') && stdout.contains("\\u{1b}[31mred"),
+        "{stdout}"
+    );
+    // What the plugin is granted is the operator's (nothing), not the author's.
+    let before_suggestion = stdout.split("suggested manifest").next().unwrap();
+    assert!(!before_suggestion.contains("suggested.example"), "{stdout}");
 }

@@ -56,6 +56,7 @@ pub async fn run(target: &Path) -> Result<std::process::ExitCode> {
     for (name, _) in plugin.component.component_type().imports(engine) {
         let _ = writeln!(out, "    {name:<44} → {}", granted_for(name, grants));
     }
+    suggested_manifest(&mut out, &plugin);
     print!("{out}");
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -116,5 +117,44 @@ fn granted_for(interface: &str, grants: &Grants) -> String {
             "the warden:plugin contract (types; host: log, progress, cancelled)".into()
         }
         _ => "—".into(),
+    }
+}
+
+/// An author's suggested capability manifest, carried in a pulled artifact:
+/// shown beside the operator's for comparison, never applied. Its text is
+/// the author's, so control characters are shown escaped, not sent to the
+/// terminal.
+fn suggested_manifest(out: &mut String, plugin: &warden_plugins::plugin::Plugin) {
+    let Ok(Some(record)) = warden_origin::OriginRecord::read_beside(&plugin.component_path) else {
+        return;
+    };
+    let Some(suggested) = record
+        .manifest()
+        .ok()
+        .and_then(|m| m.suggested_manifest().map(str::to_string))
+    else {
+        return;
+    };
+    let operator = plugin
+        .manifest_path
+        .as_ref()
+        .map_or("none".to_string(), |p| p.display().to_string());
+    let _ = writeln!(
+        out,
+        "  suggested manifest (the author's, from {}; never applied — the operator's: {operator})",
+        record.reference
+    );
+    for line in suggested.lines() {
+        let shown: String = line
+            .chars()
+            .flat_map(|c| {
+                if c.is_control() && c != '\t' {
+                    c.escape_default().collect::<Vec<_>>()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "    {shown}");
     }
 }

@@ -123,6 +123,11 @@ impl<'a> Invocation<'a> {
             detail: facts.detail,
             denied: facts.denials,
             timing: facts.timing,
+            source: request.origin.as_deref().map(|origin| audit::Source {
+                reference: &origin.reference,
+                digest: &origin.manifest_digest,
+                signer: origin.signer.as_deref(),
+            }),
         });
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::access::Target;
 use warden_plugins::catalog::{Catalog, CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool};
-use warden_plugins::plugin::Plugin;
+use warden_plugins::plugin::{Plugin, Verified};
 use warden_runtime::audit::InvocationKind;
 
 /// What a request would invoke: its kind, plugin and target as audited.
@@ -22,6 +22,8 @@ pub struct PluginRequest {
     template: Option<String>,
     /// For tools and prompts (also a prompt's completion): the name.
     name: Option<String>,
+    /// A pulled plugin's origin, for the audit record.
+    pub origin: Option<Arc<Verified>>,
 }
 
 impl PluginRequest {
@@ -60,6 +62,7 @@ impl PluginRequest {
             target: name.to_string(),
             template: None,
             name: Some(name.to_string()),
+            origin: plugin.origin.clone(),
         }
     }
 }
@@ -91,6 +94,7 @@ pub fn read<'c>(catalog: &'c Catalog, uri: &str) -> Option<(&'c Arc<Plugin>, Plu
         target: uri.to_string(),
         template: template.map(str::to_string),
         name: None,
+        origin: plugin.origin.clone(),
     };
     Some((plugin, request))
 }
@@ -108,6 +112,7 @@ pub fn completed_template<'c>(
         target: template.clone(),
         template: Some(template),
         name: None,
+        origin: entry.plugin.origin.clone(),
     };
     Some((entry, request))
 }

@@ -246,7 +246,7 @@ impl Loader {
         }
         // Before any compiling or cache lookup: a cached compilation of the
         // same bytes never stands in for checking where they came from.
-        let origin = self.trust.check(&name, &source.component, &sha256)?;
+        let origin = self.trust.check(&name, &source.component, &sha256)?.map(Arc::new);
         check_header(&bytes)?;
         let bytes = Arc::new(bytes);
         let metered = manifest.limits.fuel.is_some();

@@ -8,7 +8,7 @@ use wasmtime::component::{Component, Val};
 
 use crate::declarations::{Declared, PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::plain::{self, PlainExports};
-use warden_origin::Verified;
+pub use warden_origin::Verified;
 use warden_runtime::cache::CodeOrigin;
 use warden_runtime::contract::{Exports, Interface, types};
 use warden_runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
@@ -21,7 +21,7 @@ pub struct Plugin {
     pub manifest_path: Option<PathBuf>,
     pub sha256: String,
     /// Where a pulled component came from, as checked at this load.
-    pub origin: Option<Verified>,
+    pub origin: Option<Arc<Verified>>,
     /// The compiled code, kept so a manifest-only change can make a new
     /// `Prepared` without compiling again.
     pub component: Component,

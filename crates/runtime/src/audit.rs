@@ -111,6 +111,18 @@ pub struct Record<'a> {
     /// Where the time went, for calls that reached the plugin.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timing: Option<Timing>,
+    /// For a component pulled from a registry: where from, and who signed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source<'a>>,
+}
+
+/// A pulled component's origin, as its load verified it.
+#[derive(Serialize)]
+pub struct Source<'a> {
+    pub reference: &'a str,
+    pub digest: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signer: Option<&'a str>,
 }
 
 /// Where one call's time went inside Warden, in microseconds: checking the
