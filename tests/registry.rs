@@ -679,6 +679,23 @@ async fn a_moved_tag_is_refused_until_the_operator_accepts_it_and_sources_sync_i
     assert!(!ok);
     assert!(stderr.contains("the tag of") && stderr.contains("--update"), "{stderr}");
     assert_eq!(std::fs::read_to_string(bench.file("sources.lock")).unwrap(), lock);
+    // --locked pulls what the lock says, without asking where the tags
+    // point now, and never writes the lock; a source it lacks is refused.
+    let (ok, _, stderr) = from(&["--locked"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stderr.matches("up to date").count(), 2, "{stderr}");
+    let unlocked = bench.file("unlocked.toml");
+    std::fs::write(&unlocked, format!("[components]\nwords = \"{}\"\n", bench.registry.reference("tools/words:1"))).unwrap();
+    let fleet_dir = fleet.path().to_str().unwrap().to_string();
+    let (ok, _, stderr) = bench
+        .warden(
+            &["pull", "--from", unlocked.to_str().unwrap(), "--locked", "--plugins", &fleet_dir],
+            Some("config.json"),
+        )
+        .await;
+    assert!(!ok);
+    assert!(stderr.contains("--locked pulls only locked digests"), "{stderr}");
+    assert!(!bench.file("unlocked.lock").exists());
     let (ok, _, stderr) = from(&["--update"]).await;
     assert!(ok, "{stderr}");
     assert_ne!(std::fs::read_to_string(bench.file("sources.lock")).unwrap(), lock);

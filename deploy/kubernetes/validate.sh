@@ -59,6 +59,11 @@ patch = jsonpatch.JsonPatch(yaml.safe_load(open(os.path.join(here, "oauth", "dep
 patched = patch.apply(deployment)
 args = patched["spec"]["template"]["spec"]["containers"][0]["args"]
 assert "--oauth-issuer" in args and "--token-file" not in args, args
+# What was pulled under a trust policy is served under the same one.
+pull = next(c for c in patched["spec"]["template"]["spec"]["initContainers"] if c["name"] == "pull")["args"]
+for served in (args, deployment["spec"]["template"]["spec"]["containers"][0]["args"]):
+    assert "--require-signature" in served and "--require-signature" in pull, (served, pull)
+    assert served[served.index("--trust") + 1] == pull[pull.index("--trust") + 1], (served, pull)
 yaml.safe_dump(patched, open(out, "w"))
 print(f"OK: oauth overlay patches the Deployment ({out})")
 PY

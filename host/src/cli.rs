@@ -119,8 +119,14 @@ pub struct PullArgs {
 
     /// Accept a tag that now points to another digest than when it was
     /// last pulled (or locked).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "locked")]
     pub update: bool,
+
+    /// With --from: pull exactly the digests the lock records, without
+    /// asking the registry what the tags point to now, and never write the
+    /// lock (for deployments whose lock is committed, e.g. a ConfigMap).
+    #[arg(long, requires = "from")]
+    pub locked: bool,
 
     #[command(flatten)]
     pub trust: TrustArgs,

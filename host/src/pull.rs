@@ -57,6 +57,13 @@ async fn sync(args: &PullArgs, from: &std::path::Path, trust: &Trust, tag_moves:
                 .cloned();
             let pinned = match (&reference.digest, &locked) {
                 (Some(_), _) => reference.clone(),
+                (None, Some(locked)) if args.locked => reference.at_digest(&locked.digest),
+                (None, None) if args.locked => anyhow::bail!(
+                    "{reference} is not in {} and --locked pulls only locked digests; run \
+                     `warden pull --from {}` without --locked to resolve and lock it",
+                    lock_path.display(),
+                    from.display()
+                ),
                 (None, Some(locked)) => {
                     let now = warden_registry::pull::manifest(&registry, reference)
                         .await?
@@ -97,7 +104,7 @@ async fn sync(args: &PullArgs, from: &std::path::Path, trust: &Trust, tag_moves:
     }
     lock.components
         .retain(|name, _| sources.components.iter().any(|(n, _)| n == name));
-    if serde_json::to_string(&lock.components)? != before {
+    if !args.locked && serde_json::to_string(&lock.components)? != before {
         lock.save(&lock_path)?;
         eprintln!("wrote {}", lock_path.display());
     }
