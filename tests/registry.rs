@@ -685,11 +685,25 @@ async fn a_moved_tag_is_refused_until_the_operator_accepts_it_and_sources_sync_i
     assert!(ok, "{stderr}");
     assert_eq!(stderr.matches("up to date").count(), 2, "{stderr}");
     let unlocked = bench.file("unlocked.toml");
-    std::fs::write(&unlocked, format!("[components]\nwords = \"{}\"\n", bench.registry.reference("tools/words:1"))).unwrap();
+    std::fs::write(
+        &unlocked,
+        format!(
+            "[components]\nwords = \"{}\"\n",
+            bench.registry.reference("tools/words:1")
+        ),
+    )
+    .unwrap();
     let fleet_dir = fleet.path().to_str().unwrap().to_string();
     let (ok, _, stderr) = bench
         .warden(
-            &["pull", "--from", unlocked.to_str().unwrap(), "--locked", "--plugins", &fleet_dir],
+            &[
+                "pull",
+                "--from",
+                unlocked.to_str().unwrap(),
+                "--locked",
+                "--plugins",
+                &fleet_dir,
+            ],
             Some("config.json"),
         )
         .await;
