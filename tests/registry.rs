@@ -8,6 +8,7 @@
 mod support;
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,6 +56,10 @@ struct Store {
     hostile: Option<Hostile>,
     auth: bool,
     uploads: usize,
+    /// Subject digest → referrer descriptors, served by the OCI 1.1
+    /// referrers API when `referrers_api` (else through the tag fallback).
+    referrers: HashMap<String, Vec<Value>>,
+    referrers_api: bool,
 }
 
 type Shared = Arc<Mutex<Store>>;
@@ -129,6 +134,55 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// Attaches a Sigstore bundle to the manifest `digest` as cosign 3 does:
+    /// an artifact manifest (artifactType the bundle's media type, the empty
+    /// config, one bundle layer, `subject` the signed manifest), listed by
+    /// the referrers API — or, without it, by the `sha256-<hex>` tag's index.
+    fn attach_bundle(&self, repo: &str, digest: &str, bundle: &str, referrers_api: bool) {
+        const BUNDLE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+        let mut store = self.store.lock().unwrap();
+        let subject = store.manifests[&format!("{repo}@{digest}")].clone();
+        let empty = b"{}".to_vec();
+        let manifest = json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "artifactType": BUNDLE,
+            "config": {"mediaType": "application/vnd.oci.empty.v1+json", "size": 2, "digest": digest_of(&empty)},
+            "layers": [{"mediaType": BUNDLE, "size": bundle.len(), "digest": digest_of(bundle.as_bytes())}],
+            "subject": {"mediaType": "application/vnd.oci.image.manifest.v1+json", "size": subject.len(), "digest": digest},
+            "annotations": {"dev.sigstore.bundle.content": "dsse-envelope"}
+        })
+        .to_string()
+        .into_bytes();
+        let entry = json!({
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "size": manifest.len(),
+            "digest": digest_of(&manifest),
+            "artifactType": BUNDLE,
+        });
+        store.blobs.insert(digest_of(&empty), empty);
+        store
+            .blobs
+            .insert(digest_of(bundle.as_bytes()), bundle.as_bytes().to_vec());
+        store
+            .manifests
+            .insert(format!("{repo}@{}", digest_of(&manifest)), manifest);
+        store.referrers.entry(digest.to_string()).or_default().push(entry);
+        store.referrers_api = referrers_api;
+        let index = json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.index.v1+json",
+            "manifests": store.referrers[digest].clone(),
+        })
+        .to_string()
+        .into_bytes();
+        store
+            .manifests
+            .insert(format!("{repo}@{}", digest.replacen(':', "-", 1)), index);
+    }
+}
+
 fn digest_of(bytes: &[u8]) -> String {
     format!("sha256:{}", hex(&sha2::Sha256::digest(bytes)))
 }
@@ -163,6 +217,22 @@ async fn handle(
     let Some(rest) = path.strip_prefix("/v2/") else {
         return StatusCode::NOT_FOUND.into_response();
     };
+    if let Some((_, digest)) = rest.split_once("/referrers/") {
+        let store = store.lock().unwrap();
+        if !store.referrers_api {
+            return StatusCode::NOT_FOUND.into_response();
+        }
+        let index = json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.index.v1+json",
+            "manifests": store.referrers.get(digest).cloned().unwrap_or_default(),
+        });
+        return (
+            [(header::CONTENT_TYPE, "application/vnd.oci.image.index.v1+json")],
+            index.to_string(),
+        )
+            .into_response();
+    }
     let (auth, hostile) = {
         let store = store.lock().unwrap();
         (store.auth, store.hostile.unwrap_or(Hostile::Honest))
@@ -193,7 +263,7 @@ async fn handle(
         let Some(mut bytes) = store.lock().unwrap().manifests.get(&key).cloned() else {
             return StatusCode::NOT_FOUND.into_response();
         };
-        let is_signature = reference.ends_with(".sig");
+        let is_signature = reference.ends_with(".sig") || reference.starts_with("sha256-");
         let mut claimed = digest_of(&bytes);
         match hostile {
             Hostile::ManifestDigestLie if !is_signature => claimed = digest_of(b"something else"),
@@ -762,4 +832,129 @@ async fn an_authors_suggested_manifest_is_shown_beside_the_operators_and_never_a
     // What the plugin is granted is the operator's (nothing), not the author's.
     let before_suggestion = stdout.split("suggested manifest").next().unwrap();
     assert!(!before_suggestion.contains("suggested.example"), "{stdout}");
+}
+
+#[tokio::test]
+async fn sigstore_bundles_are_found_through_referrers_or_their_tag_and_held_to_the_keyless_identity() {
+    let bench = Bench::new().await;
+    let digest = bench.publish("text", "tools/text:1.0").await;
+    let reference = bench.registry.reference("tools/text:1.0");
+    // A real keyless bundle from Sigstore's own output — of a blob, by its
+    // signer: found, verified against the shipped public-good root, and not
+    // taken for a signature of this component.
+    let bundle = include_str!("../crates/origin/testdata/sigstore/cosign-v3-blob.sigstore.json");
+    std::fs::write(
+        bench.file("keyless.toml"),
+        format!(
+            "[[repository]]\nmatch = \"{}/tools/*\"\n[[repository.signer]]\nname = \"their CI\"\n\
+             issuer = \"https://github.com/login/oauth\"\nsubject = \"w.vollprecht@gmail.com\"\n",
+            bench.registry.host()
+        ),
+    )
+    .unwrap();
+    let policy = bench.file("keyless.toml").to_str().unwrap().to_string();
+    for referrers_api in [false, true] {
+        bench
+            .registry
+            .attach_bundle("tools/text", &digest, bundle, referrers_api);
+        let (ok, stderr) = bench
+            .pull(&reference, &["--trust", &policy, "--require-signature"])
+            .await;
+        assert!(!ok, "accepted a blob's bundle as the component's signature");
+        assert!(
+            stderr.contains("no signature by a trusted signer (`their CI`"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("signs a blob, not an image"), "{stderr}");
+        assert!(bench.folder().is_empty(), "{:?}", bench.folder());
+    }
+}
+
+#[tokio::test]
+async fn a_keyless_signature_of_the_component_is_verified_offline_against_the_policys_trusted_root() {
+    let bench = Bench::new().await;
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/keyless");
+    let read = |name: &str| std::fs::read(data.join(name)).unwrap();
+    let manifest = read("manifest.json");
+    let digest = digest_of(&manifest);
+    assert_eq!(
+        digest,
+        "sha256:083c207332f5277e9977c5d28566d438bd584bc179a54418497b546556bb9317"
+    );
+    {
+        let mut store = bench.registry.store.lock().unwrap();
+        for blob in [read("config.json"), read("component.wasm")] {
+            store.blobs.insert(digest_of(&blob), blob);
+        }
+        store.manifests.insert("tools/empty@1.0".into(), manifest.clone());
+        store.manifests.insert(format!("tools/empty@{digest}"), manifest);
+    }
+    let reference = bench.registry.reference("tools/empty:1.0");
+    let policy = |name: &str, issuer: &str, subject: &str, root: &str| {
+        let path = bench.file(name);
+        std::fs::write(
+            &path,
+            format!(
+                "trusted_root = \"{}\"\n[[repository]]\nmatch = \"{}/tools/*\"\n[[repository.signer]]\n\
+                 name = \"acme CI\"\nissuer = \"{issuer}\"\nsubject = \"{subject}\"\n",
+                data.join(root).display(),
+                bench.registry.host()
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    const ACTIONS: &str = "https://token.actions.githubusercontent.com";
+    const RELEASES: &str = "https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v*";
+    let good = policy("good.toml", ACTIONS, RELEASES, "trusted_root.json");
+
+    // Another digest's bundle by the same signer is no signature of this one.
+    let other = String::from_utf8(read("other-digest.sigstore.json")).unwrap();
+    bench.registry.attach_bundle("tools/empty", &digest, &other, false);
+    let (ok, stderr) = bench.pull(&reference, &["--trust", &good, "--require-signature"]).await;
+    assert!(!ok);
+    assert!(stderr.contains("not this component's manifest"), "{stderr}");
+    assert!(bench.folder().is_empty(), "{:?}", bench.folder());
+
+    let bundle = String::from_utf8(read("bundle.sigstore.json")).unwrap();
+    bench.registry.attach_bundle("tools/empty", &digest, &bundle, true);
+    for (name, issuer, subject, root, expect) in [
+        (
+            "subject.toml",
+            ACTIONS,
+            "https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v2*",
+            "trusted_root.json",
+            "signed by `https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v1.0.0`, not",
+        ),
+        (
+            "issuer.toml",
+            "https://accounts.google.com",
+            RELEASES,
+            "trusted_root.json",
+            "issuer",
+        ),
+        (
+            "root.toml",
+            ACTIONS,
+            RELEASES,
+            "other_trusted_root.json",
+            "certificate chain",
+        ),
+    ] {
+        let policy = policy(name, issuer, subject, root);
+        let (ok, stderr) = bench
+            .pull(&reference, &["--trust", &policy, "--require-signature"])
+            .await;
+        assert!(!ok, "{name} accepted");
+        assert!(stderr.contains(expect), "{name}: {stderr}");
+        assert!(bench.folder().is_empty(), "{name}: {:?}", bench.folder());
+    }
+
+    let (ok, stderr) = bench.pull(&reference, &["--trust", &good, "--require-signature"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("signed by `acme CI`"), "{stderr}");
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(bench.plugins.path().join("empty.origin.json")).unwrap()).unwrap();
+    assert_eq!(record["signer"], "acme CI");
+    assert_eq!(record["signatures"][1]["format"], "sigstore-bundle", "{record}");
 }

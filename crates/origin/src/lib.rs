@@ -10,7 +10,10 @@
 //! a network.
 
 pub mod cosign;
+mod crypto_provider;
+pub mod keyless;
 pub mod manifest;
+pub mod pattern;
 pub mod policy;
 pub mod record;
 pub mod reference;
@@ -33,4 +36,16 @@ pub fn check_digest(digest: &str) -> anyhow::Result<()> {
 pub fn digest_of(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
+}
+
+/// A small file of the operator's or of Warden's, read with a bound.
+pub(crate) fn read_bounded(path: &std::path::Path, max: u64) -> anyhow::Result<String> {
+    use anyhow::Context as _;
+    let size = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .len();
+    if size > max {
+        anyhow::bail!("{} is {size} bytes; at most {max} are read", path.display());
+    }
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }

@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 pub const IMAGE_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+pub const IMAGE_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 pub const WASM_CONFIG: &str = "application/vnd.wasm.config.v0+json";
 pub const WASM_LAYER: &str = "application/wasm";
 /// The annotation an author may put a suggested capability manifest in
@@ -75,5 +76,36 @@ impl ImageManifest {
     /// The author's suggested capability manifest, if the artifact has one.
     pub fn suggested_manifest(&self) -> Option<&str> {
         self.annotations.get(SUGGESTED_MANIFEST).map(String::as_str)
+    }
+}
+
+/// An image index: what the OCI referrers API answers, and what the
+/// referrers tag fallback (`sha256-<hex>`) points to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageIndex {
+    #[serde(default)]
+    pub manifests: Vec<IndexEntry>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexEntry {
+    #[serde(default)]
+    pub media_type: String,
+    pub digest: String,
+    pub size: u64,
+    #[serde(default)]
+    pub artifact_type: Option<String>,
+}
+
+impl ImageIndex {
+    pub fn parse(bytes: &[u8]) -> Result<Self> {
+        let index: ImageIndex =
+            serde_json::from_slice(bytes).map_err(|e| anyhow::anyhow!("not an OCI image index ({e})"))?;
+        for entry in &index.manifests {
+            crate::check_digest(&entry.digest)?;
+        }
+        Ok(index)
     }
 }

@@ -8,6 +8,12 @@
 //! [[repository.signer]]
 //! name = "acme release key"
 //! key = "keys/acme.pub"               # cosign.pub (PEM), relative to this file
+//! [[repository.signer]]
+//! name = "acme CI"                    # keyless: a Sigstore certificate's identity
+//! issuer = "https://token.actions.githubusercontent.com"
+//! subject = "https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v*"
+//!
+//! trusted_root = "trusted_root.json"  # for keyless signers; default: Sigstore's public-good root
 //!
 //! # Components placed in the folder by hand that `--require-signature` still serves.
 //! local = ["notes"]
@@ -19,6 +25,9 @@ use anyhow::{Context, Result, bail};
 use p256::ecdsa::VerifyingKey;
 use serde::Deserialize;
 
+use crate::keyless::{Identity, Root};
+use crate::pattern::matches;
+
 /// A policy and its keys are small; a larger file is a mistake or an attack.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
@@ -28,6 +37,8 @@ pub struct TrustPolicy {
     pub repositories: Vec<RepositoryRule>,
     /// Plugin names served without an origin under `--require-signature`.
     pub local: Vec<String>,
+    /// Sigstore's trusted root, when a signer is keyless.
+    pub root: Option<Root>,
 }
 
 #[derive(Debug)]
@@ -40,9 +51,15 @@ pub struct RepositoryRule {
 #[derive(Debug)]
 pub struct Signer {
     pub name: String,
-    pub key: VerifyingKey,
-    /// The key file, for messages.
-    pub key_path: PathBuf,
+    pub kind: SignerKind,
+}
+
+#[derive(Debug)]
+pub enum SignerKind {
+    /// cosign's keyed signatures by this key (the key file, for messages).
+    Key { key: VerifyingKey, path: PathBuf },
+    /// Keyless: a Sigstore bundle whose certificate names this identity.
+    Keyless(Identity),
 }
 
 #[derive(Deserialize)]
@@ -52,6 +69,7 @@ struct File {
     repository: Vec<RepositoryFile>,
     #[serde(default)]
     local: Vec<String>,
+    trusted_root: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -99,49 +117,59 @@ impl TrustPolicy {
                 if signer.name.trim().is_empty() {
                     bail!("{}", at(format!("`{skey}.name` is empty; name the signer")));
                 }
-                let has_identity = signer.issuer.is_some() || signer.subject.is_some();
-                match (signer.key, signer.issuer, signer.subject) {
+                let kind = match (signer.key, signer.issuer, signer.subject) {
                     (Some(key_file), None, None) => {
-                        let key_path = base.join(&key_file);
-                        let pem = read_bounded(&key_path).with_context(|| at(format!("`{skey}.key`")))?;
+                        let path = base.join(&key_file);
+                        let pem = read_bounded(&path).with_context(|| at(format!("`{skey}.key`")))?;
                         let key = crate::cosign::public_key(&pem)
-                            .with_context(|| at(format!("`{skey}.key` ({})", key_path.display())))?;
-                        signers.push(Signer {
-                            name: signer.name,
-                            key,
-                            key_path,
-                        });
+                            .with_context(|| at(format!("`{skey}.key` ({})", path.display())))?;
+                        SignerKind::Key { key, path }
                     }
-                    (None, _, _) if has_identity => bail!(
-                        "{}",
-                        at(format!(
-                            "`{skey}` is a keyless identity (issuer/subject); this Warden verifies keyed \
-                             signatures only (cosign's `sha256-….sig`): give the signer's `key` instead"
-                        ))
-                    ),
                     (Some(_), _, _) => bail!(
                         "{}",
                         at(format!(
                             "`{skey}` has both a `key` and an `issuer`/`subject`; a signer is one or the other"
                         ))
                     ),
-                    (None, _, _) => bail!(
+                    (None, Some(issuer), Some(subject)) => {
+                        SignerKind::Keyless(Identity::new(&issuer, &subject).with_context(|| at(format!("`{skey}`")))?)
+                    }
+                    (None, Some(_), None) | (None, None, Some(_)) => bail!(
+                        "{}",
+                        at(format!("`{skey}` is keyless: it needs both `issuer` and `subject`"))
+                    ),
+                    (None, None, None) => bail!(
                         "{}",
                         at(format!(
-                            "`{skey}` has no `key`; a signer without a key would accept anyone"
+                            "`{skey}` has no `key` (or keyless `issuer` and `subject`); a signer without \
+                             either would accept anyone"
                         ))
                     ),
-                }
+                };
+                signers.push(Signer {
+                    name: signer.name,
+                    kind,
+                });
             }
             repositories.push(RepositoryRule {
                 pattern: entry.pattern,
                 signers,
             });
         }
+        let keyless = repositories
+            .iter()
+            .flat_map(|r| &r.signers)
+            .any(|s| matches!(s.kind, SignerKind::Keyless(_)));
+        let root = match (&file.trusted_root, keyless) {
+            (Some(root), _) => Some(Root::load(&base.join(root)).with_context(|| at("`trusted_root`".into()))?),
+            (None, true) => Some(Root::public_good()?),
+            (None, false) => None,
+        };
         Ok(TrustPolicy {
             path: path.to_path_buf(),
             repositories,
             local: file.local,
+            root,
         })
     }
 
@@ -163,13 +191,7 @@ impl RepositoryRule {
 }
 
 fn read_bounded(path: &Path) -> Result<String> {
-    let size = std::fs::metadata(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .len();
-    if size > MAX_FILE_BYTES {
-        bail!("{} is {size} bytes; at most {MAX_FILE_BYTES} are read", path.display());
-    }
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    crate::read_bounded(path, MAX_FILE_BYTES)
 }
 
 fn check_pattern(pattern: &str) -> Result<()> {
@@ -182,36 +204,9 @@ fn check_pattern(pattern: &str) -> Result<()> {
     Ok(())
 }
 
-/// Anchored glob: `*` matches within one path segment, `**` across them.
-pub fn matches(pattern: &str, text: &str) -> bool {
-    fn go(p: &[u8], t: &[u8]) -> bool {
-        match p {
-            [] => t.is_empty(),
-            [b'*', b'*', rest @ ..] => (0..=t.len()).any(|i| go(rest, &t[i..])),
-            [b'*', rest @ ..] => {
-                let segment = t.iter().position(|&b| b == b'/').unwrap_or(t.len());
-                (0..=segment).any(|i| go(rest, &t[i..]))
-            }
-            [c, rest @ ..] => t.first() == Some(c) && go(rest, &t[1..]),
-        }
-    }
-    go(pattern.as_bytes(), text.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn patterns_are_anchored_and_segment_aware() {
-        assert!(matches("ghcr.io/acme/*", "ghcr.io/acme/hello"));
-        assert!(!matches("ghcr.io/acme/*", "ghcr.io/acme/x/y"));
-        assert!(matches("ghcr.io/acme/**", "ghcr.io/acme/x/y"));
-        assert!(!matches("ghcr.io/acme/*", "ghcr.io/acme-evil/hello"));
-        assert!(!matches("ghcr.io/acme/hello", "ghcr.io/acme/hello2"));
-        assert!(!matches("ghcr.io/acme/hello", "evil.io/ghcr.io/acme/hello"));
-        assert!(matches("127.0.0.1:5000/tools/*", "127.0.0.1:5000/tools/hello"));
-    }
 
     fn policy(dir: &Path, text: &str) -> Result<TrustPolicy> {
         let path = dir.join("trust.toml");
@@ -254,8 +249,16 @@ mod tests {
                 "cannot read",
             ),
             (
-                "[[repository]]\nmatch = \"r.io/a\"\n[[repository.signer]]\nname = \"x\"\nissuer = \"https://i\"\nsubject = \"s\"\n",
-                "keyless",
+                "[[repository]]\nmatch = \"r.io/a\"\n[[repository.signer]]\nname = \"x\"\nissuer = \"https://i\"\n",
+                "needs both `issuer` and `subject`",
+            ),
+            (
+                "[[repository]]\nmatch = \"r.io/a\"\n[[repository.signer]]\nname = \"x\"\nissuer = \"https://i\"\nsubject = \"**\"\n",
+                "matches anyone",
+            ),
+            (
+                "[[repository]]\nmatch = \"r.io/a\"\n[[repository.signer]]\nname = \"x\"\nissuer = \"\"\nsubject = \"a@b.c\"\n",
+                "`issuer` is empty",
             ),
             ("[[repository]]\nmatch = \"r.io/a\"\nsigners = []\n", "unknown field"),
         ] {

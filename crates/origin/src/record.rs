@@ -45,6 +45,9 @@ pub enum SignatureRecord {
     /// cosign's `sha256-<hex>.sig` tag: a simple-signing payload and a DER
     /// ECDSA signature over its exact bytes, both base64.
     CosignSimpleSigning { payload: String, signature: String },
+    /// A Sigstore bundle (v0.3) attached to the manifest (OCI referrers, or
+    /// the `sha256-<hex>` tag), as its JSON text.
+    SigstoreBundle { bundle: String },
 }
 
 impl OriginRecord {

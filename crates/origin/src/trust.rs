@@ -10,7 +10,8 @@ use anyhow::{Result, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use crate::policy::TrustPolicy;
+use crate::keyless;
+use crate::policy::{Signer, SignerKind, TrustPolicy};
 use crate::record::{OriginRecord, SignatureRecord};
 
 /// The operator's policy and whether unsigned components are refused.
@@ -30,6 +31,28 @@ pub struct Verified {
 }
 
 impl Trust {
+    /// Whether `signature` is `signer`'s signature of `manifest_digest`;
+    /// `None` when they are of different kinds (a key, a keyless identity).
+    fn verify_one(&self, signature: &SignatureRecord, signer: &Signer, manifest_digest: &str) -> Option<Result<()>> {
+        match (signature, &signer.kind) {
+            (SignatureRecord::CosignSimpleSigning { payload, signature }, SignerKind::Key { key, .. }) => {
+                Some(match BASE64.decode(payload) {
+                    Ok(payload) => crate::cosign::verify(key, &payload, signature, manifest_digest),
+                    Err(_) => Err(anyhow::anyhow!("a recorded payload is not base64")),
+                })
+            }
+            (SignatureRecord::SigstoreBundle { bundle }, SignerKind::Keyless(identity)) => {
+                let root = self.policy.as_ref().and_then(|p| p.root.as_ref())?;
+                Some((|| {
+                    let bundle = keyless::parse(bundle)?;
+                    keyless::check_image_statement(&bundle, manifest_digest)?;
+                    root.verify(&bundle, manifest_digest, identity).map(|_| ())
+                })())
+            }
+            _ => None,
+        }
+    }
+
     pub fn new(policy: Option<TrustPolicy>, require_signature: bool) -> Result<Self> {
         if require_signature && policy.is_none() {
             bail!("--require-signature needs a trust policy: add `--trust FILE` naming the signers you trust");
@@ -117,20 +140,17 @@ impl Trust {
         }
         let mut failures = Vec::new();
         for signature in &record.signatures {
-            match signature {
-                SignatureRecord::CosignSimpleSigning { payload, signature } => {
-                    let Ok(payload) = BASE64.decode(payload) else {
-                        failures.push("a recorded payload is not base64".to_string());
-                        continue;
-                    };
-                    for signer in &rule.signers {
-                        match crate::cosign::verify(&signer.key, &payload, signature, &record.manifest_digest) {
-                            Ok(()) => return Ok(Some(verified(Some(signer.name.clone())))),
-                            Err(why) => failures.push(format!("`{}`: {why}", signer.name)),
-                        }
-                    }
+            for signer in &rule.signers {
+                match self.verify_one(signature, signer, &record.manifest_digest) {
+                    Some(Ok(())) => return Ok(Some(verified(Some(signer.name.clone())))),
+                    Some(Err(why)) => failures.push(format!("`{}`: {why:#}", signer.name)),
+                    // A keyed signer says nothing about a bundle, and back.
+                    None => {}
                 }
             }
+        }
+        if failures.is_empty() {
+            failures.push("none of the signatures found is of a kind these signers make".to_string());
         }
         failures.dedup();
         bail!(

@@ -85,7 +85,8 @@ pub async fn install(
     }
     let manifest = ImageManifest::parse(&manifest_bytes).with_context(|| format!("{reference}"))?;
     let layer = manifest.wasm_layer().with_context(|| format!("{reference}"))?.clone();
-    let signatures = pull::signatures(registry, reference, &digest).await?;
+    let mut signatures = pull::signatures(registry, reference, &digest).await?;
+    signatures.extend(pull::bundles(registry, reference, &digest).await?);
 
     let staging = Staging::new(plugins, &name)?;
     let staged = staging.dir.join(format!("{name}.wasm"));

@@ -15,7 +15,8 @@ use tokio::io::AsyncWriteExt;
 
 use crate::client::{MAX_MANIFEST_BYTES, MAX_SMALL_BYTES, Registry};
 use warden_origin::cosign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING};
-use warden_origin::manifest::{Descriptor, IMAGE_MANIFEST, ImageManifest};
+use warden_origin::keyless::{BUNDLE_MEDIA_TYPE, MAX_BUNDLE_BYTES};
+use warden_origin::manifest::{Descriptor, IMAGE_INDEX, IMAGE_MANIFEST, ImageIndex, ImageManifest};
 use warden_origin::{Reference, SignatureRecord};
 
 /// A signature manifest with more layers than this is not read.
@@ -25,7 +26,12 @@ const MAX_SIGNATURES: usize = 16;
 /// pinned digest must match the bytes; a registry's `Docker-Content-Digest`
 /// must too.
 pub async fn manifest(registry: &Registry, reference: &Reference) -> Result<Option<(Vec<u8>, String)>> {
-    let accept = [(header::ACCEPT, IMAGE_MANIFEST)];
+    manifest_as(registry, reference, IMAGE_MANIFEST).await
+}
+
+/// `manifest`, asking for the media type `accept` (an index, say).
+async fn manifest_as(registry: &Registry, reference: &Reference, accept: &str) -> Result<Option<(Vec<u8>, String)>> {
+    let accept = [(header::ACCEPT, accept)];
     let answer = registry
         .request(
             Method::GET,
@@ -102,7 +108,7 @@ pub async fn signatures(
         if layer.size > cosign::MAX_PAYLOAD_BYTES {
             bail!("a signature payload of {reference} is {} bytes; refused", layer.size);
         }
-        let payload = small_blob(registry, reference, layer).await?;
+        let payload = small_blob(registry, reference, layer, MAX_SMALL_BYTES).await?;
         found.push(SignatureRecord::CosignSimpleSigning {
             payload: BASE64.encode(&payload),
             signature: signature.clone(),
@@ -111,8 +117,97 @@ pub async fn signatures(
     Ok(found)
 }
 
+/// Sigstore bundles attached to `manifest_digest` (cosign 3's default):
+/// found through the OCI 1.1 referrers API, or its tag fallback
+/// (`sha256-<hex>`, an image index) on registries without it. Each must name
+/// the manifest as its `subject` and hold exactly one bundle layer.
+pub async fn bundles(
+    registry: &Registry,
+    reference: &Reference,
+    manifest_digest: &str,
+) -> Result<Vec<SignatureRecord>> {
+    let index = match referrers(registry, reference, manifest_digest).await? {
+        Some(index) => index,
+        None => {
+            let tag = reference.at_tag(&manifest_digest.replacen(':', "-", 1));
+            match manifest_as(registry, &tag, IMAGE_INDEX).await? {
+                Some((bytes, _)) => ImageIndex::parse(&bytes).context("the referrers tag of the manifest")?,
+                None => return Ok(Vec::new()),
+            }
+        }
+    };
+    let mut found = Vec::new();
+    let candidates = index
+        .manifests
+        .iter()
+        .filter(|entry| entry.artifact_type.as_deref().is_none_or(|t| t == BUNDLE_MEDIA_TYPE))
+        .take(MAX_SIGNATURES);
+    for entry in candidates {
+        if entry.size > MAX_SMALL_BYTES as u64 {
+            bail!("a referrer of {reference} is {} bytes; refused", entry.size);
+        }
+        let Some((bytes, _)) = manifest_as(registry, &reference.at_digest(&entry.digest), IMAGE_MANIFEST).await? else {
+            continue;
+        };
+        let manifest = ImageManifest::parse(&bytes).context("a referrer's manifest")?;
+        let is_bundle = manifest.artifact_type.as_deref() == Some(BUNDLE_MEDIA_TYPE)
+            || manifest.config.media_type == BUNDLE_MEDIA_TYPE;
+        if !is_bundle {
+            continue;
+        }
+        if manifest.subject.as_ref().map(|s| s.digest.as_str()) != Some(manifest_digest) {
+            bail!("a Sigstore bundle listed for {manifest_digest} names another subject; refused");
+        }
+        let [layer] = manifest.layers.as_slice() else {
+            bail!(
+                "a Sigstore bundle manifest of {reference} has {} layers, not one",
+                manifest.layers.len()
+            );
+        };
+        if !layer.media_type.starts_with("application/vnd.dev.sigstore.bundle") {
+            bail!("a Sigstore bundle manifest of {reference} holds `{}`", layer.media_type);
+        }
+        let bundle = small_blob(registry, reference, layer, MAX_BUNDLE_BYTES as usize).await?;
+        let bundle = String::from_utf8(bundle).context("a Sigstore bundle is not UTF-8 JSON")?;
+        found.push(SignatureRecord::SigstoreBundle { bundle });
+    }
+    Ok(found)
+}
+
+/// `GET /v2/<repo>/referrers/<digest>`; `None` when the registry has no
+/// referrers API (it answers 404, or anything but an index).
+async fn referrers(registry: &Registry, reference: &Reference, digest: &str) -> Result<Option<ImageIndex>> {
+    let answer = registry
+        .request(
+            Method::GET,
+            &reference.repository,
+            &format!("referrers/{digest}"),
+            &[(header::ACCEPT, IMAGE_INDEX)],
+            Bytes::new(),
+        )
+        .await?;
+    if !answer.status.is_success() {
+        let _ = answer.text().await;
+        return Ok(None);
+    }
+    let bytes = answer.read(MAX_MANIFEST_BYTES, registry.limits.request_timeout).await?;
+    Ok(ImageIndex::parse(&bytes).ok())
+}
+
 /// A small blob (payload, config), read whole and checked against `descriptor`.
-pub async fn small_blob(registry: &Registry, reference: &Reference, descriptor: &Descriptor) -> Result<Vec<u8>> {
+pub async fn small_blob(
+    registry: &Registry,
+    reference: &Reference,
+    descriptor: &Descriptor,
+    max: usize,
+) -> Result<Vec<u8>> {
+    if descriptor.size > max as u64 {
+        bail!(
+            "blob {} of {reference} is {} bytes; at most {max} are read",
+            descriptor.digest,
+            descriptor.size
+        );
+    }
     let answer = registry
         .request(
             Method::GET,
@@ -130,7 +225,7 @@ pub async fn small_blob(registry: &Registry, reference: &Reference, descriptor: 
             descriptor.digest
         );
     }
-    let bytes = answer.read(MAX_SMALL_BYTES, registry.limits.request_timeout).await?;
+    let bytes = answer.read(max, registry.limits.request_timeout).await?;
     check_blob(&bytes, descriptor)?;
     Ok(bytes.to_vec())
 }
