@@ -440,6 +440,185 @@ else
   fi
 fi
 
+# ---------------------------------------------------------------- keyless Sigstore bundles (cosign 3's format, via the referrers tag fallback)
+# A keyless bundle (v0.3: a DSSE in-toto statement of cosign/sign/v1, a Fulcio-style leaf
+# certificate with an embedded SCT, a Rekor entry with inclusion proof, checkpoint and
+# SET) made by tests/interop/sigstore_test_pki.py with a test PKI of its own, attached by
+# `cosign_sign.py attach-bundle` as cosign 3 attaches it where the registry has no
+# referrers API: an artifact manifest whose subject is the component's manifest, listed
+# by the image index tagged sha256-<hex>. Warden finds it through that fallback and
+# holds its certificate to the policy's trusted_root, issuer and subject pattern.
+echo "== keyless Sigstore bundles (cosign 3's format, via the referrers tag fallback)"
+oras_push oras-keyless "tools/text-keyless:1.0" "$text_wasm"
+keyless_digest="$digest"
+oras_push oras-keyless-wrong "tools/text-keyless-wrong-artifact:1.0" "$text_wasm"
+wrong_artifact_digest="$digest"
+code="$(curl -s -o /dev/null -w '%{http_code}' -u "$user:$password" -H 'Accept: application/vnd.oci.image.index.v1+json' \
+  "http://$host/v2/tools/text-keyless/referrers/$keyless_digest")"
+[ "$code" = "404" ] \
+  && pass "registry: GET /v2/tools/text-keyless/referrers/<digest> is 404 (2.8 has no referrers API): bundles go by the sha256-<hex> tag" \
+  || fail "registry: GET /v2/tools/text-keyless/referrers/<digest> answered $code, want 404 (this test is of the tag fallback)"
+
+sigstore="$work/sigstore"
+keyless_issuer="https://token.actions.githubusercontent.com" # sigstore_test_pki.py's default issuer
+keyless_san="https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v1.0.0"
+# One seed and one signing time: the second bundle comes from the very same CA and logs
+# (the trusted roots are byte-identical), so all that is wrong with it is what it signs.
+signed_at=$(($(date +%s) - 60))
+run pki "$python" "$here/sigstore_test_pki.py" "$sigstore/release" --digest "$keyless_digest" \
+  --san "$keyless_san" --seed 7 --time "$signed_at"
+ran_ok pki "sigstore_test_pki.py: a keyless bundle of tools/text-keyless@$keyless_digest, issuer $keyless_issuer, SAN $keyless_san"
+run pki-wrong "$python" "$here/sigstore_test_pki.py" "$sigstore/wrong-artifact" --digest "$replayed_digest" \
+  --san "$keyless_san" --seed 7 --time "$signed_at"
+ran_ok pki-wrong "sigstore_test_pki.py: a bundle of another artifact (tools/clock-replayed@$replayed_digest), same identity"
+if cmp -s "$sigstore/release/trusted_root.json" "$sigstore/wrong-artifact/trusted_root.json" \
+  && ! cmp -s "$sigstore/release/bundle.sigstore.json" "$sigstore/wrong-artifact/bundle.sigstore.json"; then
+  pass "sigstore_test_pki.py --seed: both bundles chain to one trusted_root.json; the bundles differ"
+else
+  fail "sigstore_test_pki.py --seed: the two trusted roots differ (or the two bundles are the same)"
+fi
+
+attach_bundle() { # NAME REPO DIGEST BUNDLE WHAT: attaches BUNDLE to REPO@DIGEST, reads it back
+  local name="$1" repo="$2" subject="$3" bundle="$4" what="$5"
+  run "$name" "$python" "$here/cosign_sign.py" attach-bundle "$host" "$repo" "$subject" "$bundle" "$creds"
+  if [ "$status" -ne 0 ]; then
+    fail "$what: cosign_sign.py attach-bundle $repo@$subject (exit $status)"
+    show "$name"
+    return
+  fi
+  run "$name-check" "$python" "$here/cosign_sign.py" verify-bundle "$host" "$repo" "$subject" "$creds" --bundle "$bundle"
+  if [ "$status" -eq 0 ]; then
+    pass "$what: $repo:sha256-${subject#sha256:} read back: $(tail -n 1 "$out/$name-check.out")"
+  else
+    fail "$what: $repo:sha256-${subject#sha256:} read back is not the referrers tag layout"
+    show "$name-check"
+  fi
+}
+attach_bundle attach-keyless tools/text-keyless "$keyless_digest" "$sigstore/release/bundle.sigstore.json" \
+  "cosign_sign.py attach-bundle: the keyless bundle attached to tools/text-keyless, subject its manifest"
+sed -n 's/^  tools\/text-keyless:\(sha256-[0-9a-f]*\) ([^)]*) = /    \1 = /p; s/^  tools\/text-keyless@\(sha256:[0-9a-f]*\) = /    \1 = /p' \
+  "$out/attach-keyless-check.err" 2>/dev/null || true
+attach_bundle attach-wrong-artifact tools/text-keyless-wrong-artifact "$wrong_artifact_digest" \
+  "$sigstore/wrong-artifact/bundle.sigstore.json" \
+  "cosign_sign.py attach-bundle: a bundle of tools/clock-replayed attached to tools/text-keyless-wrong-artifact"
+
+# Keyless policies, each beside its own copy of a trusted root (named relatively), but
+# other-root, which names the other CA's root by its absolute path.
+keyless_policy() { # DIR ISSUER SUBJECT ROOT: ROOT absolute, or a file of $sigstore/release copied beside
+  local trusted_root="$4"
+  mkdir -p "$1"
+  if [ "${trusted_root#/}" = "$trusted_root" ]; then
+    cp "$sigstore/release/$trusted_root" "$1/$trusted_root"
+  fi
+  cat >"$1/trust.toml" <<EOF
+trusted_root = "$trusted_root"
+[[repository]]
+match = "$host/tools/*"
+[[repository.signer]]
+name = "acme CI"
+issuer = "$2"
+subject = "$3"
+EOF
+}
+keyless_subject='https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v*'
+keyless_policy "$work/trust-keyless" "$keyless_issuer" "$keyless_subject" trusted_root.json
+keyless_policy "$work/trust-keyless-subject" "$keyless_issuer" \
+  'https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v2*' trusted_root.json
+keyless_policy "$work/trust-keyless-issuer" "https://accounts.google.com" "$keyless_subject" trusted_root.json
+keyless_policy "$work/trust-keyless-other-root" "$keyless_issuer" "$keyless_subject" "$sigstore/release/other_trusted_root.json"
+keyless_policy "$work/trust-keyless-other-ctlog" "$keyless_issuer" "$keyless_subject" other_ctlog_trusted_root.json
+keyless_policy "$work/trust-keyless-other-rekor" "$keyless_issuer" "$keyless_subject" other_rekor_trusted_root.json
+trust_keyless="$work/trust-keyless/trust.toml"
+
+if [ "${REGISTRY_WARDEN:-1}" != "0" ]; then
+  keyless_ref="$host/tools/text-keyless"
+  keyless_pull() { # NAME DIR POLICY [REPO]: warden pull oci://HOST/REPO:1.0 (tools/text-keyless) into DIR
+    mkdir -p "$2"
+    warden_run "$1" "$work/docker-none" pull "oci://$host/${4:-tools/text-keyless}:1.0" --plugins "$2" "${insecure[@]}" \
+      --registry-config "$creds" --trust "$3" --require-signature
+  }
+  # The plugin is named after the repository: text-keyless.
+  keyless_pull pull-keyless "$work/keyless" "$trust_keyless"
+  pull_status="$status"
+  pulled pull-keyless "$work/keyless" text-keyless "$text_wasm" "$keyless_ref" "$keyless_digest" \
+    "warden pull --trust (keyless signer) --require-signature: the bundle found by the sha256-<hex> tag verifies" "acme CI"
+  if [ "$pull_status" -eq 0 ] && grep -qF 'signed by `acme CI`' "$out/pull-keyless.err"; then
+    pass "warden pull (keyless): stderr says: $(grep -F 'signed by `acme CI`' "$out/pull-keyless.err" | head -n 1 | cut -c 1-240)"
+  else
+    fail "warden pull (keyless): exit $pull_status, stderr does not say signed by \`acme CI\`"
+    show pull-keyless
+  fi
+  run keyless-origin "$python" -c '
+import json, sys
+origin = json.load(open(sys.argv[1]))
+formats = [s.get("format") for s in origin.get("signatures", [])]
+print(f"\"signer\": {json.dumps(origin.get('signer'))}, signatures recorded: {formats}")
+sys.exit(0 if origin.get("signer") == "acme CI" and formats == ["sigstore-bundle"] else "want signer acme CI, one sigstore-bundle")' \
+    "$work/keyless/text-keyless.origin.json"
+  if [ "$status" -eq 0 ]; then
+    pass "text-keyless.origin.json: $(tail -n 1 "$out/keyless-origin.out")"
+  else
+    fail "text-keyless.origin.json: exit $status"
+    show keyless-origin
+  fi
+  warden_run check-keyless "$work/docker-none" check --plugins "$work/keyless" --trust "$trust_keyless" --require-signature
+  origin_line="$(grep -hF "$keyless_ref" "$out/check-keyless.out" "$out/check-keyless.err" | grep -F 'signed by `acme CI`' | head -n 1 || true)"
+  if [ "$status" -eq 0 ] && [ -n "$origin_line" ] && grep -qF "$keyless_digest" "$out/check-keyless.out" "$out/check-keyless.err"; then
+    pass "warden check --trust (keyless) --require-signature: $(echo "$origin_line" | sed 's/^ *//' | cut -c 1-200)"
+  else
+    fail "warden check --trust (keyless) --require-signature: exit $status, no origin line naming $keyless_ref, $keyless_digest and signed by \`acme CI\`"
+    show check-keyless
+  fi
+  plugins="$work/keyless"
+  if (stdio_driver "$out/serve-keyless.log" 120 registry_serve.py "$warden" "$plugins" \
+    change_case,slugify,text_stats --trust "$trust_keyless" --require-signature); then
+    pass "warden serve --trust (keyless) --require-signature of the keyless pull: text_stats called by mcp 2.3.0"
+  else
+    fail "warden serve --trust (keyless) --require-signature of the keyless pull"
+  fi
+  # The recorded bundle is verified again at every load: the same folder under a policy
+  # whose subject does not match fails warden check.
+  warden_run check-keyless-subject "$work/docker-none" check --plugins "$work/keyless" \
+    --trust "$work/trust-keyless-subject/trust.toml" --require-signature
+  invalid_line="$(grep -hF '✗' "$out/check-keyless-subject.out" "$out/check-keyless-subject.err" | grep -F 'text-keyless.wasm' \
+    | grep -F 'not `https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v2*`' | head -n 1 || true)"
+  if [ "$status" -ne 0 ] && ! usage_error check-keyless-subject && [ -n "$invalid_line" ]; then
+    pass "warden check of the keyless pull under a policy wanting refs/tags/v2* fails it (exit $status): $(echo "$invalid_line" | sed 's/^.*: no signature/no signature/' | cut -c 1-120)…"
+  else
+    fail "warden check of the keyless pull under a policy wanting refs/tags/v2*: exit $status, no ✗ line for text-keyless.wasm naming the subject"
+    show check-keyless-subject
+  fi
+
+  echo "== keyless refusals, each into an empty folder"
+  keyless_pull pull-keyless-subject "$work/keyless-subject" "$work/trust-keyless-subject/trust.toml"
+  refused pull-keyless-subject "$work/keyless-subject" \
+    'signed by `https://github\.com/acme/tools/\.github/workflows/release\.yml@refs/tags/v1\.0\.0`, not `[^`]*@refs/tags/v2\*`' \
+    "warden pull (keyless): a policy whose subject is ...@refs/tags/v2* is refused"
+  keyless_pull pull-keyless-issuer "$work/keyless-issuer" "$work/trust-keyless-issuer/trust.toml"
+  refused pull-keyless-issuer "$work/keyless-issuer" \
+    'issuer.*(token\.actions\.githubusercontent\.com.*accounts\.google\.com|accounts\.google\.com.*token\.actions\.githubusercontent\.com)' \
+    "warden pull (keyless): a policy whose issuer is https://accounts.google.com is refused"
+  keyless_pull pull-keyless-other-root "$work/keyless-other-root" "$work/trust-keyless-other-root/trust.toml"
+  refused pull-keyless-other-root "$work/keyless-other-root" 'certificate|chain|issuer|anchor' \
+    "warden pull (keyless): trusted_root = other_trusted_root.json (another CA) is refused"
+  keyless_pull pull-keyless-other-ctlog "$work/keyless-other-ctlog" "$work/trust-keyless-other-ctlog/trust.toml"
+  refused pull-keyless-other-ctlog "$work/keyless-other-ctlog" 'SCT|certificate transparency|ct ?log' \
+    "warden pull (keyless): trusted_root = other_ctlog_trusted_root.json (another CT log) is refused"
+  keyless_pull pull-keyless-other-rekor "$work/keyless-other-rekor" "$work/trust-keyless-other-rekor/trust.toml"
+  refused pull-keyless-other-rekor "$work/keyless-other-rekor" 'tlog|transparency log|rekor|checkpoint|entry timestamp|SET|inclusion' \
+    "warden pull (keyless): trusted_root = other_rekor_trusted_root.json (another Rekor) is refused"
+  keyless_pull pull-keyless-wrong-artifact "$work/keyless-wrong-artifact" "$trust_keyless" tools/text-keyless-wrong-artifact
+  refused pull-keyless-wrong-artifact "$work/keyless-wrong-artifact" \
+    "signs ${replayed_digest}, not this component's manifest ${wrong_artifact_digest}" \
+    "warden pull (keyless): a bundle of another artifact attached to the manifest is refused"
+  keyless_pull pull-keyless-keyed-policy "$work/keyless-keyed-policy" "$trust"
+  refused pull-keyless-keyed-policy "$work/keyless-keyed-policy" 'none of the signatures found is of a kind these signers make' \
+    "warden pull of the keyless-signed tools/text-keyless under the keyed-only policy is refused"
+  keyless_pull pull-keyed-keyless-policy "$work/keyed-keyless-policy" "$trust_keyless" tools/text
+  refused pull-keyed-keyless-policy "$work/keyed-keyless-policy" 'none of the signatures found is of a kind these signers make' \
+    "warden pull of the keyed-signed tools/text under the keyless-only policy is refused"
+fi
+
 echo "== registry log: $(grep -c 'response completed' "$work/registry/registry.log" || true) requests answered; $work/registry/registry.log"
 echo "registry: $passed passed, $failed failed ($(($(date +%s) - started_at))s)"
 [ "$failed" -eq 0 ]
