@@ -23,6 +23,19 @@
 # wrong key, unsigned, or a signature of another image replayed onto it, nothing
 # written; a pulled .wasm changed on disk is reported refused by `warden check`.
 #
+# Keyless Sigstore bundles (cosign 3's format, via the referrers tag fallback; the Warden
+# steps skipped too with REGISTRY_WARDEN=0): a v0.3 bundle of a test PKI
+# (tests/interop/sigstore_test_pki.py: Fulcio-style certificate with SCT, Rekor entry
+# with proof, checkpoint and SET) attached by `cosign_sign.py attach-bundle` as an
+# artifact manifest (subject: the component's manifest) listed by the image index
+# tagged sha256-<hex>, the registry having no referrers API (checked: 404), and read
+# back; `warden pull` with a keyless policy (issuer, subject pattern, trusted_root) and
+# --require-signature (signed by `acme CI`, in the origin record), `warden check` and
+# `warden serve` of it; refused, nothing written: a subject or issuer the certificate
+# does not have, a trusted root of another CA, CT log or Rekor, a bundle of another
+# artifact, a keyed-only policy for a bundle and a keyless-only one for a .sig; and the
+# recorded bundle is verified again at load (`warden check` under another subject).
+#
 # Installs docker-registry, apache2-utils (htpasswd) and curl with apt-get when missing
 # (CI runs as root; skips, exit 0, only when there is no apt-get at all); oras,
 # cryptography and mcp into target/interop/venv; builds Warden (debug; WARDEN_BIN=<path>
@@ -552,7 +565,8 @@ if [ "${REGISTRY_WARDEN:-1}" != "0" ]; then
 import json, sys
 origin = json.load(open(sys.argv[1]))
 formats = [s.get("format") for s in origin.get("signatures", [])]
-print(f"\"signer\": {json.dumps(origin.get('signer'))}, signatures recorded: {formats}")
+signer = json.dumps(origin.get("signer"))
+print(f"\"signer\": {signer}, signatures recorded: {formats}")
 sys.exit(0 if origin.get("signer") == "acme CI" and formats == ["sigstore-bundle"] else "want signer acme CI, one sigstore-bundle")' \
     "$work/keyless/text-keyless.origin.json"
   if [ "$status" -eq 0 ]; then
