@@ -273,7 +273,12 @@ def verify_bundle(host, repo, digest, docker_config, bundle_path) -> None:
     subject_body, subject_type, _ = registry.manifest(repo, digest)
     want_subject = {"mediaType": subject_type, "digest": digest, "size": len(subject_body)}
     tag = referrers_tag(digest)
-    body, content_type, index_digest = registry.manifest(repo, tag)
+    try:
+        body, content_type, index_digest = registry.manifest(repo, tag)
+    except RegistryError as error:
+        if error.status != 404:
+            raise
+        fail(f"{repo} has no referrers tag {tag}: no bundle is attached to {repo}@{digest}")
     index = json.loads(body)
     print(f"  {repo}:{tag} ({index_digest}) = {body.decode()}", file=sys.stderr)
     if content_type != OCI_INDEX or index.get("mediaType") != OCI_INDEX or index.get("schemaVersion") != 2:

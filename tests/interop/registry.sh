@@ -604,33 +604,43 @@ sys.exit(0 if origin.get("signer") == "acme CI" and formats == ["sigstore-bundle
   fi
 
   echo "== keyless refusals, each into an empty folder"
+  # because NAME: the reason the last warden_run NAME gave (after the policy it names).
+  because() { sed -n 's/^.*trust\.toml): /      because: /p' "$out/$1.err" | head -n 1; }
   keyless_pull pull-keyless-subject "$work/keyless-subject" "$work/trust-keyless-subject/trust.toml"
   refused pull-keyless-subject "$work/keyless-subject" \
     'signed by `https://github\.com/acme/tools/\.github/workflows/release\.yml@refs/tags/v1\.0\.0`, not `[^`]*@refs/tags/v2\*`' \
     "warden pull (keyless): a policy whose subject is ...@refs/tags/v2* is refused"
+  because pull-keyless-subject
   keyless_pull pull-keyless-issuer "$work/keyless-issuer" "$work/trust-keyless-issuer/trust.toml"
   refused pull-keyless-issuer "$work/keyless-issuer" \
     'issuer.*(token\.actions\.githubusercontent\.com.*accounts\.google\.com|accounts\.google\.com.*token\.actions\.githubusercontent\.com)' \
     "warden pull (keyless): a policy whose issuer is https://accounts.google.com is refused"
+  because pull-keyless-issuer
   keyless_pull pull-keyless-other-root "$work/keyless-other-root" "$work/trust-keyless-other-root/trust.toml"
-  refused pull-keyless-other-root "$work/keyless-other-root" 'certificate|chain|issuer|anchor' \
+  refused pull-keyless-other-root "$work/keyless-other-root" 'certificate chain|UnknownIssuer|trust anchor' \
     "warden pull (keyless): trusted_root = other_trusted_root.json (another CA) is refused"
+  because pull-keyless-other-root
   keyless_pull pull-keyless-other-ctlog "$work/keyless-other-ctlog" "$work/trust-keyless-other-ctlog/trust.toml"
-  refused pull-keyless-other-ctlog "$work/keyless-other-ctlog" 'SCT|certificate transparency|ct ?log' \
+  refused pull-keyless-other-ctlog "$work/keyless-other-ctlog" 'SCT|signed certificate timestamp' \
     "warden pull (keyless): trusted_root = other_ctlog_trusted_root.json (another CT log) is refused"
+  because pull-keyless-other-ctlog
   keyless_pull pull-keyless-other-rekor "$work/keyless-other-rekor" "$work/trust-keyless-other-rekor/trust.toml"
-  refused pull-keyless-other-rekor "$work/keyless-other-rekor" 'tlog|transparency log|rekor|checkpoint|entry timestamp|SET|inclusion' \
+  refused pull-keyless-other-rekor "$work/keyless-other-rekor" 'inclusion promise|signed entry timestamp|checkpoint|inclusion proof|transparency log|tlog' \
     "warden pull (keyless): trusted_root = other_rekor_trusted_root.json (another Rekor) is refused"
+  because pull-keyless-other-rekor
   keyless_pull pull-keyless-wrong-artifact "$work/keyless-wrong-artifact" "$trust_keyless" tools/text-keyless-wrong-artifact
   refused pull-keyless-wrong-artifact "$work/keyless-wrong-artifact" \
     "signs ${replayed_digest}, not this component's manifest ${wrong_artifact_digest}" \
     "warden pull (keyless): a bundle of another artifact attached to the manifest is refused"
+  because pull-keyless-wrong-artifact
   keyless_pull pull-keyless-keyed-policy "$work/keyless-keyed-policy" "$trust"
   refused pull-keyless-keyed-policy "$work/keyless-keyed-policy" 'none of the signatures found is of a kind these signers make' \
     "warden pull of the keyless-signed tools/text-keyless under the keyed-only policy is refused"
+  because pull-keyless-keyed-policy
   keyless_pull pull-keyed-keyless-policy "$work/keyed-keyless-policy" "$trust_keyless" tools/text
   refused pull-keyed-keyless-policy "$work/keyed-keyless-policy" 'none of the signatures found is of a kind these signers make' \
     "warden pull of the keyed-signed tools/text under the keyless-only policy is refused"
+  because pull-keyed-keyless-policy
 fi
 
 echo "== registry log: $(grep -c 'response completed' "$work/registry/registry.log" || true) requests answered; $work/registry/registry.log"
