@@ -74,6 +74,26 @@ def push_oras(host: str, target: str, wasm: str, docker_config: str) -> None:
     print(response.headers["Docker-Content-Digest"])
 
 
+def pull_oras(host: str, target: str, wasm: str, docker_config: str) -> None:
+    """Pulls TARGET with oras (an independent client) and checks that its one
+    layer is WASM, byte for byte: what `warden publish` pushed is usable by
+    others, not only by Warden."""
+    import oras.client
+
+    with open(wasm, "rb") as f:
+        component = f.read()
+    with tempfile.TemporaryDirectory() as scratch:
+        client = oras.client.OrasClient(hostname=host, insecure=True, auth_backend="basic")
+        files = client.pull(target=f"{host}/{target}", config_path=docker_config, outdir=scratch)
+        if len(files) != 1:
+            fail(f"oras pulled {len(files)} files from {target}, want 1: {files}")
+        with open(files[0], "rb") as f:
+            pulled = f.read()
+    if pulled != component:
+        fail(f"oras pulled {len(pulled)} bytes from {target}, not the {len(component)} bytes of {wasm}")
+    print(f"oras pulled {target}: {len(pulled)} bytes, = {os.path.basename(wasm)}", file=sys.stderr)
+
+
 def check(host: str, repo: str, reference: str, wasm: str, docker_config: str, want_digest) -> None:
     registry = Registry(host, *credentials_from_docker_config(docker_config, host))
     with open(wasm, "rb") as f:
@@ -158,12 +178,16 @@ def main() -> None:
     c = commands.add_parser("check")
     c.add_argument("host"), c.add_argument("repo"), c.add_argument("reference")
     c.add_argument("wasm"), c.add_argument("docker_config"), c.add_argument("--digest")
+    o = commands.add_parser("pull-oras")
+    o.add_argument("host"), o.add_argument("target"), o.add_argument("wasm"), o.add_argument("docker_config")
     d = commands.add_parser("pulled")
     d.add_argument("dir"), d.add_argument("name"), d.add_argument("wasm")
     d.add_argument("--reference", required=True), d.add_argument("--digest", required=True), d.add_argument("--signer")
     args = parser.parse_args()
     if args.command == "push-oras":
         push_oras(args.host, args.target, args.wasm, args.docker_config)
+    elif args.command == "pull-oras":
+        pull_oras(args.host, args.target, args.wasm, args.docker_config)
     elif args.command == "check":
         check(args.host, args.repo, args.reference, args.wasm, args.docker_config, args.digest)
     else:

@@ -379,6 +379,13 @@ else
     if [ "$status" -eq 0 ]; then
       pass "warden publish: read back with urllib, tools/clock:1.0 is $clock_digest in the CNCF Wasm layout, its layer = clock.wasm"
       sed -n 's/^  config: /    config: /p' "$out/publish-check.err"
+      run publish-oras-pull "$python" "$here/oci_wasm.py" pull-oras "$host" tools/clock:1.0 "$clock_wasm" "$creds"
+      if [ "$status" -eq 0 ]; then
+        pass "warden publish: oras 0.2.43 pulls tools/clock:1.0 and gets clock.wasm, byte for byte"
+      else
+        fail "warden publish: oras cannot pull tools/clock:1.0 as clock.wasm"
+        show publish-oras-pull
+      fi
     else
       fail "warden publish: tools/clock:1.0 read back is not the CNCF Wasm layout"
       show publish-check
