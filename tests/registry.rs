@@ -958,3 +958,86 @@ async fn a_keyless_signature_of_the_component_is_verified_offline_against_the_po
     assert_eq!(record["signer"], "acme CI");
     assert_eq!(record["signatures"][1]["format"], "sigstore-bundle", "{record}");
 }
+
+#[tokio::test]
+async fn a_cosign_2_keyless_sig_is_verified_like_a_bundle() {
+    let bench = Bench::new().await;
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/keyless");
+    let read = |name: &str| std::fs::read(data.join(name)).unwrap();
+    let manifest = read("manifest.json");
+    let digest = digest_of(&manifest);
+    // cosign 2's keyless `.sig`: the payload as the layer, the signature,
+    // Fulcio certificate, chain and Rekor entry in its annotations.
+    let annotations: Value = serde_json::from_slice(&read("legacy-annotations.json")).unwrap();
+    let push_sig = |payload: Vec<u8>| {
+        let config = b"{}".to_vec();
+        let sig = json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "size": 2, "digest": digest_of(&config)},
+            "layers": [{
+                "mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
+                "size": payload.len(),
+                "digest": digest_of(&payload),
+                "annotations": annotations,
+            }]
+        })
+        .to_string()
+        .into_bytes();
+        let mut store = bench.registry.store.lock().unwrap();
+        for blob in [read("config.json"), read("component.wasm"), config, payload] {
+            store.blobs.insert(digest_of(&blob), blob);
+        }
+        store.manifests.insert("tools/empty@1.0".into(), manifest.clone());
+        store
+            .manifests
+            .insert(format!("tools/empty@{digest}"), manifest.clone());
+        store
+            .manifests
+            .insert(format!("tools/empty@{}.sig", digest.replacen(':', "-", 1)), sig);
+    };
+    let reference = bench.registry.reference("tools/empty:1.0");
+    let policy = |subject: &str| {
+        let path = bench.file("legacy.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "trusted_root = \"{}\"\n[[repository]]\nmatch = \"{}/tools/*\"\n[[repository.signer]]\n\
+                 name = \"acme CI\"\nissuer = \"https://token.actions.githubusercontent.com\"\nsubject = \"{subject}\"\n",
+                data.join("trusted_root.json").display(),
+                bench.registry.host()
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let releases = policy("https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v*");
+
+    // The payload changed by one byte: the signature no longer covers it.
+    let mut changed = read("legacy-payload.json");
+    changed[10] ^= 1;
+    push_sig(changed);
+    let (ok, stderr) = bench
+        .pull(&reference, &["--trust", &releases, "--require-signature"])
+        .await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("no signature by a trusted signer (`acme CI`"),
+        "{stderr}"
+    );
+    assert!(bench.folder().is_empty(), "{:?}", bench.folder());
+
+    push_sig(read("legacy-payload.json"));
+    let other = policy("https://github.com/acme/other/**");
+    let (ok, stderr) = bench
+        .pull(&reference, &["--trust", &other, "--require-signature"])
+        .await;
+    assert!(!ok);
+    assert!(stderr.contains("signed by `https://github.com/acme/tools/"), "{stderr}");
+    let releases = policy("https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v*");
+    let (ok, stderr) = bench
+        .pull(&reference, &["--trust", &releases, "--require-signature"])
+        .await;
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("signed by `acme CI`"), "{stderr}");
+}

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A Sigstore PKI of our own, offline: makes a keyless Sigstore bundle for any sha256
 digest, shaped as `cosign sign` (v3, new bundle format) makes one for an OCI image, and
-the trusted_root.json that verifies it.
+the trusted_root.json that verifies it; optionally also a cosign 2 legacy keyless signature.
 
 usage:
   python3 sigstore_test_pki.py OUTDIR --digest sha256:HEX [--issuer URL] [--san URI|EMAIL]
                                [--seed N] [--time UNIX] [--issuer-ext both|v2|legacy]
+                               [--legacy-sig --docker-reference REGISTRY/REPO [--legacy-bundle]]
 
 writes
   OUTDIR/bundle.sigstore.json   application/vnd.dev.sigstore.bundle.v0.3+json: a DSSE envelope
@@ -20,6 +21,12 @@ writes
   OUTDIR/other_ctlog_trusted_root.json  same CA and Rekor, another CT (SCT must fail)
   OUTDIR/other_rekor_trusted_root.json  same CA and CT, another Rekor (SET/checkpoint must fail)
   OUTDIR/info.json              digest, issuer, SAN, integrated time, log indexes
+with --legacy-sig (what cosign 2 `sign`, keyless, no new bundle format, pushes as the layer of
+the sha256-HEX.sig tag; same leaf certificate, CA, CT log and Rekor key):
+  OUTDIR/legacy/payload.json      the simple-signing payload, exact bytes (the layer blob)
+  OUTDIR/legacy/annotations.json  the layer's annotations: signature, certificate, chain and the
+      Rekor bundle (SET + hashedrekord 0.0.1 body); the entry has no inclusion proof
+  OUTDIR/legacy/converted.sigstore.json  (--legacy-bundle) them as Warden's v0.1 bundle
 
 The test "Fulcio" issues what Fulcio issues: an empty subject, a P-256 key, 10 minutes of
 validity, KeyUsage digitalSignature (critical), EKU codeSigning, a critical SAN, the OIDC
@@ -52,6 +59,7 @@ OID_ISSUER_V2 = ObjectIdentifier("1.3.6.1.4.1.57264.1.8")  # DER UTF8String
 OID_CT_PRECERT_SCTS = ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2")
 CODE_SIGNING = x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING])
 
+BUNDLE_V01 = "application/vnd.dev.sigstore.bundle+json;version=0.1"
 BUNDLE_V03 = "application/vnd.dev.sigstore.bundle.v0.3+json"
 TRUSTED_ROOT = "application/vnd.dev.sigstore.trustedroot+json;version=0.1"
 IN_TOTO = "application/vnd.in-toto+json"
@@ -59,6 +67,11 @@ COSIGN_SIGN_PREDICATE = "https://sigstore.dev/cosign/sign/v1"
 REKOR_ORIGIN = "rekor.warden.test"  # checkpoint origin / signer name (prod: rekor.sigstore.dev)
 DEFAULT_ISSUER = "https://token.actions.githubusercontent.com"
 DEFAULT_SAN = "https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v1.0.0"
+# cosign 2's legacy signature layer annotations
+ANN_SIGNATURE = "dev.cosignproject.cosign/signature"
+ANN_CERTIFICATE = "dev.sigstore.cosign/certificate"
+ANN_CHAIN = "dev.sigstore.cosign/chain"
+ANN_BUNDLE = "dev.sigstore.cosign/bundle"
 
 
 def b64(data: bytes) -> str:
@@ -252,6 +265,15 @@ def inclusion_path(index: int, leaves: list) -> list:
     return inclusion_path(index - k, leaves[k:]) + [tree_root(leaves[:k])]
 
 
+def signed_entry_timestamp(m: Material, rekor_key, body: bytes, integrated_time: int,
+                           log_index: int) -> bytes:
+    # SET: Rekor's signature over the RFC 8785 JSON of body (base64), integratedTime,
+    # logID (hex) and logIndex (the global one).
+    return m.sign(rekor_key, canonical_json({
+        "body": b64(body), "integratedTime": integrated_time,
+        "logID": log_id(rekor_key).hex(), "logIndex": log_index}))
+
+
 def rekor_entry(m: Material, rekor_key, body: bytes, integrated_time: int) -> dict:
     """A Rekor v1 TransparencyLogEntry for `body`: a tree of a few leaves holding it, the
     inclusion proof, a signed checkpoint (signed note) and the SET."""
@@ -271,16 +293,13 @@ def rekor_entry(m: Material, rekor_key, body: bytes, integrated_time: int) -> di
     note_sig = m.sign(rekor_key, note.encode())
     checkpoint = f"{note}\n\u2014 {REKOR_ORIGIN} {b64(rekor_id[:4] + note_sig)}\n"
 
-    # SET: Rekor's signature over the RFC 8785 JSON of body (base64), integratedTime,
-    # logID (hex) and logIndex (the global one).
-    set_payload = canonical_json({"body": b64(body), "integratedTime": integrated_time,
-                                  "logID": rekor_id.hex(), "logIndex": global_index})
+    set_ = signed_entry_timestamp(m, rekor_key, body, integrated_time, global_index)
     return {
         "logIndex": str(global_index),
         "logId": {"keyId": b64(rekor_id)},
         "kindVersion": {"kind": "dsse", "version": "0.0.1"},
         "integratedTime": str(integrated_time),
-        "inclusionPromise": {"signedEntryTimestamp": b64(m.sign(rekor_key, set_payload))},
+        "inclusionPromise": {"signedEntryTimestamp": b64(set_)},
         "inclusionProof": {
             "logIndex": str(index),
             "rootHash": b64(root),
@@ -324,6 +343,65 @@ def make_bundle(m: Material, leaf, leaf_key, rekor_key, digest_hex: str, integra
     }
 
 
+def make_legacy(m: Material, ca: CA, leaf, leaf_key, rekor_key, digest_hex: str,
+                docker_reference: str, integrated_time: int):
+    """A cosign 2 legacy keyless signature: (payload bytes, layer annotations)."""
+    # The simple-signing payload, as cosign's Go structs marshal it: compact, in field order.
+    payload = json.dumps({"critical": {"identity": {"docker-reference": docker_reference},
+                                       "image": {"docker-manifest-digest": f"sha256:{digest_hex}"},
+                                       "type": "cosign container image signature"},
+                          "optional": None}, separators=(",", ":")).encode()
+    sig = b64(m.sign(leaf_key, payload))  # ECDSA P-256 SHA-256 over the payload itself
+    pem = leaf.public_bytes(Encoding.PEM)
+    # hashedrekord 0.0.1 as Rekor canonicalizes it (RFC 8785); publicKey.content is the
+    # base64 of the PEM certificate, data.hash the hex SHA-256 of the payload.
+    body = canonical_json({"apiVersion": "0.0.1", "kind": "hashedrekord", "spec": {
+        "data": {"hash": {"algorithm": "sha256", "value": sha256(payload).hex()}},
+        "signature": {"content": sig, "publicKey": {"content": b64(pem)}}}})
+    log_index = 90_000_000 + m.rng.randrange(1_000_000)  # no tree: cosign 2 keeps only the SET
+    set_ = signed_entry_timestamp(m, rekor_key, body, integrated_time, log_index)
+    # cosign's bundle.RekorBundle, json.Marshal'd (compact, in Go field order).
+    rekor_bundle = {"SignedEntryTimestamp": b64(set_),
+                    "Payload": {"body": b64(body), "integratedTime": integrated_time,
+                                "logIndex": log_index, "logID": log_id(rekor_key).hex()}}
+    return payload, {
+        ANN_SIGNATURE: sig,
+        ANN_CERTIFICATE: pem.decode(),
+        ANN_CHAIN: "".join(c.public_bytes(Encoding.PEM).decode() for c in ca.chain),
+        ANN_BUNDLE: json.dumps(rekor_bundle, separators=(",", ":")),
+    }
+
+
+def legacy_to_bundle(annotations: dict, payload: bytes) -> dict:
+    """Warden's conversion of the annotations into a v0.1 bundle (artifact: the payload).
+
+    v0.1 is the one bundle version sigstore-verify accepts with a SET and no inclusion proof.
+    The chain holds only the leaf: the CA certificates come from the trusted root, never
+    from the chain annotation. The artifact to verify it for is the payload bytes."""
+    rekor = json.loads(annotations[ANN_BUNDLE])
+    entry = rekor["Payload"]
+    leaf = x509.load_pem_x509_certificate(annotations[ANN_CERTIFICATE].encode())
+    return {
+        "mediaType": BUNDLE_V01,
+        "verificationMaterial": {
+            "x509CertificateChain": {"certificates": [
+                {"rawBytes": b64(leaf.public_bytes(Encoding.DER))}]},
+            "tlogEntries": [{
+                "logIndex": str(entry["logIndex"]),
+                "logId": {"keyId": b64(bytes.fromhex(entry["logID"]))},
+                "kindVersion": {"kind": "hashedrekord", "version": "0.0.1"},
+                "integratedTime": str(entry["integratedTime"]),
+                "inclusionPromise": {"signedEntryTimestamp": rekor["SignedEntryTimestamp"]},
+                "canonicalizedBody": entry["body"],
+            }],
+        },
+        "messageSignature": {
+            "messageDigest": {"algorithm": "SHA2_256", "digest": b64(sha256(payload))},
+            "signature": annotations[ANN_SIGNATURE],
+        },
+    }
+
+
 def trusted_root(ca: CA, ct_key, rekor_key, start: datetime) -> dict:
     since = {"start": start.strftime("%Y-%m-%dT%H:%M:%SZ")}  # open-ended windows
 
@@ -359,7 +437,15 @@ def main() -> None:
     p.add_argument("--time", type=int, help="leaf notBefore, unix seconds (default: now - 60)")
     p.add_argument("--issuer-ext", choices=("both", "v2", "legacy"), default="both",
                    help="which Fulcio issuer extension(s) to write: .1.8 (v2), .1.1 (legacy)")
+    p.add_argument("--legacy-sig", action="store_true",
+                   help="also write a cosign 2 legacy keyless signature to OUTDIR/legacy/")
+    p.add_argument("--docker-reference", help="REGISTRY/REPO in the legacy payload")
+    p.add_argument("--legacy-bundle", action="store_true",
+                   help="also write OUTDIR/legacy/converted.sigstore.json (implies --legacy-sig)")
     a = p.parse_args()
+    a.legacy_sig |= a.legacy_bundle
+    if a.legacy_sig and not a.docker_reference:
+        sys.exit("sigstore_test_pki.py: --legacy-sig needs --docker-reference REGISTRY/REPO")
     algorithm, _, digest_hex = a.digest.partition(":")
     if algorithm != "sha256" or len(digest_hex) != 64 or digest_hex.strip("0123456789abcdef"):
         sys.exit(f"sigstore_test_pki.py: --digest must be sha256:<64 lowercase hex>: {a.digest!r}")
@@ -393,11 +479,20 @@ def main() -> None:
                       "tree_index": int(entry["inclusionProof"]["logIndex"]),
                       "tree_size": int(entry["inclusionProof"]["treeSize"])},
     }
-    os.makedirs(a.outdir, exist_ok=True)
+    if a.legacy_sig:  # last, so the outputs above are the same with or without it
+        payload, annotations = make_legacy(m, ca, leaf, leaf_key, rekor_key, digest_hex,
+                                           a.docker_reference, integrated_time)
+        outputs["legacy/payload.json"] = payload  # bytes: written as they are, no newline
+        outputs["legacy/annotations.json"] = annotations
+        if a.legacy_bundle:
+            outputs["legacy/converted.sigstore.json"] = legacy_to_bundle(annotations, payload)
     for name, value in outputs.items():
-        with open(os.path.join(a.outdir, name), "w", encoding="utf-8") as f:
-            json.dump(value, f, indent=2)
-            f.write("\n")
+        path = os.path.join(a.outdir, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not isinstance(value, bytes):
+            value = json.dumps(value, indent=2).encode() + b"\n"
+        with open(path, "wb") as f:
+            f.write(value)
     print(os.path.join(a.outdir, "bundle.sigstore.json"))
 
 

@@ -12,6 +12,11 @@ use serde::Deserialize;
 
 pub const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 pub const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
+/// cosign 2's keyless `.sig`: the Fulcio certificate, its chain and the
+/// Rekor entry (with its signed entry timestamp) beside the signature.
+pub const CERTIFICATE_ANNOTATION: &str = "dev.sigstore.cosign/certificate";
+pub const CHAIN_ANNOTATION: &str = "dev.sigstore.cosign/chain";
+pub const REKOR_BUNDLE_ANNOTATION: &str = "dev.sigstore.cosign/bundle";
 const PAYLOAD_TYPE: &str = "cosign container image signature";
 /// A payload is a few hundred bytes; anything much larger is not one.
 pub const MAX_PAYLOAD_BYTES: u64 = 64 * 1024;
@@ -70,6 +75,11 @@ pub fn verify(key: &VerifyingKey, payload: &[u8], signature_b64: &str, manifest_
     let signature = Signature::from_der(&signature).context("the signature is not a DER ECDSA signature")?;
     key.verify(payload, &signature)
         .map_err(|_| anyhow::anyhow!("the signature does not verify with this key"))?;
+    check_payload(payload, manifest_digest)
+}
+
+/// That an authenticated payload vouches for `manifest_digest`.
+pub fn check_payload(payload: &[u8], manifest_digest: &str) -> Result<()> {
     let payload: Payload = serde_json::from_slice(payload).context("the signed payload is not a cosign payload")?;
     if payload.critical.kind != PAYLOAD_TYPE {
         bail!(

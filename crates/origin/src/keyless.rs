@@ -136,6 +136,76 @@ pub fn parse(json: &str) -> Result<Bundle> {
     Ok(bundle)
 }
 
+/// cosign 2's keyless `.sig` as a Sigstore bundle (v0.1: a message
+/// signature over the payload, the Fulcio certificate, the Rekor entry with
+/// its signed entry timestamp), so the one verifier checks it like any
+/// bundle. `certificate` is PEM; `rekor` is cosign's annotation JSON,
+/// `{"SignedEntryTimestamp", "Payload": {"body", "integratedTime", "logIndex", "logID"}}`.
+pub fn legacy_bundle(signature: &str, certificate: &str, rekor: &str, payload: &[u8]) -> Result<Bundle> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD as BASE64;
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Rekor {
+        signed_entry_timestamp: String,
+        payload: Entry,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Entry {
+        body: String,
+        integrated_time: i64,
+        log_index: i64,
+        #[serde(rename = "logID")]
+        log_id: String,
+    }
+    if certificate.len() + rekor.len() > MAX_BUNDLE_BYTES as usize {
+        bail!("the keyless signature's certificate and Rekor entry are larger than {MAX_BUNDLE_BYTES} bytes");
+    }
+    let rekor: Rekor = serde_json::from_str(rekor).context("the `.sig`'s Rekor entry is not cosign's JSON")?;
+    let der = pem_body(certificate).context("the `.sig`'s certificate is not PEM")?;
+    let log_id = hex::decode(&rekor.payload.log_id).context("the Rekor entry's logID is not hex")?;
+    let json = serde_json::json!({
+        "mediaType": "application/vnd.dev.sigstore.bundle+json;version=0.1",
+        "verificationMaterial": {
+            "x509CertificateChain": { "certificates": [{ "rawBytes": BASE64.encode(der) }] },
+            "tlogEntries": [{
+                "logIndex": rekor.payload.log_index.to_string(),
+                "logId": { "keyId": BASE64.encode(log_id) },
+                "kindVersion": { "kind": "hashedrekord", "version": "0.0.1" },
+                "integratedTime": rekor.payload.integrated_time.to_string(),
+                "inclusionPromise": { "signedEntryTimestamp": rekor.signed_entry_timestamp },
+                "canonicalizedBody": rekor.payload.body,
+            }],
+        },
+        "messageSignature": {
+            "messageDigest": {
+                "algorithm": "SHA2_256",
+                "digest": BASE64.encode(<sha2::Sha256 as sha2::Digest>::digest(payload)),
+            },
+            "signature": signature.trim(),
+        },
+    });
+    Bundle::from_json(&json.to_string())
+        .map_err(|e| anyhow::anyhow!("the keyless `.sig` is not a valid signature: {e}"))
+}
+
+/// The DER inside one PEM block.
+fn pem_body(pem: &str) -> Result<Vec<u8>> {
+    use base64::Engine as _;
+    let body: String = pem
+        .lines()
+        .map(str::trim)
+        .skip_while(|line| !line.starts_with("-----BEGIN"))
+        .skip(1)
+        .take_while(|line| !line.starts_with("-----END"))
+        .collect();
+    if body.is_empty() {
+        bail!("no PEM block");
+    }
+    Ok(base64::engine::general_purpose::STANDARD.decode(body)?)
+}
+
 /// What `cosign sign` signs for an OCI artifact: a DSSE in-toto statement of
 /// `cosign/sign/v1` whose one subject is `manifest_digest`.
 pub fn check_image_statement(bundle: &Bundle, manifest_digest: &str) -> Result<()> {

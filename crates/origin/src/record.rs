@@ -43,8 +43,16 @@ pub struct OriginRecord {
 #[serde(tag = "format", rename_all = "kebab-case")]
 pub enum SignatureRecord {
     /// cosign's `sha256-<hex>.sig` tag: a simple-signing payload and a DER
-    /// ECDSA signature over its exact bytes, both base64.
-    CosignSimpleSigning { payload: String, signature: String },
+    /// ECDSA signature over its exact bytes, both base64. Keyless (cosign 2)
+    /// adds the Fulcio certificate (PEM) and the Rekor entry (cosign's JSON).
+    CosignSimpleSigning {
+        payload: String,
+        signature: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        certificate: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rekor_bundle: Option<String>,
+    },
     /// A Sigstore bundle (v0.3) attached to the manifest (OCI referrers, or
     /// the `sha256-<hex>` tag), as its JSON text.
     SigstoreBundle { bundle: String },

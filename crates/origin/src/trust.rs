@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
@@ -35,11 +35,38 @@ impl Trust {
     /// `None` when they are of different kinds (a key, a keyless identity).
     fn verify_one(&self, signature: &SignatureRecord, signer: &Signer, manifest_digest: &str) -> Option<Result<()>> {
         match (signature, &signer.kind) {
-            (SignatureRecord::CosignSimpleSigning { payload, signature }, SignerKind::Key { key, .. }) => {
-                Some(match BASE64.decode(payload) {
-                    Ok(payload) => crate::cosign::verify(key, &payload, signature, manifest_digest),
-                    Err(_) => Err(anyhow::anyhow!("a recorded payload is not base64")),
-                })
+            (
+                SignatureRecord::CosignSimpleSigning {
+                    payload,
+                    signature,
+                    certificate: None,
+                    ..
+                },
+                SignerKind::Key { key, .. },
+            ) => Some(match BASE64.decode(payload) {
+                Ok(payload) => crate::cosign::verify(key, &payload, signature, manifest_digest),
+                Err(_) => Err(anyhow::anyhow!("a recorded payload is not base64")),
+            }),
+            (
+                SignatureRecord::CosignSimpleSigning {
+                    payload,
+                    signature,
+                    certificate: Some(certificate),
+                    rekor_bundle,
+                },
+                SignerKind::Keyless(identity),
+            ) => {
+                let root = self.policy.as_ref().and_then(|p| p.root.as_ref())?;
+                Some((|| {
+                    let payload = BASE64.decode(payload).context("a recorded payload is not base64")?;
+                    let rekor = rekor_bundle
+                        .as_deref()
+                        .context("a keyless `.sig` without its Rekor entry (`dev.sigstore.cosign/bundle`)")?;
+                    let bundle = keyless::legacy_bundle(signature, certificate, rekor, &payload)?;
+                    root.verify(&bundle, &crate::digest_of(&payload), identity)?;
+                    // Only an authenticated payload is read.
+                    crate::cosign::check_payload(&payload, manifest_digest)
+                })())
             }
             (SignatureRecord::SigstoreBundle { bundle }, SignerKind::Keyless(identity)) => {
                 let root = self.policy.as_ref().and_then(|p| p.root.as_ref())?;
@@ -235,6 +262,8 @@ mod tests {
                     SignatureRecord::CosignSimpleSigning {
                         signature: sign(&key(seed), &payload),
                         payload: BASE64.encode(payload),
+                        certificate: None,
+                        rekor_bundle: None,
                     }
                 })
                 .into_iter()

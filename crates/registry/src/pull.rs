@@ -109,9 +109,12 @@ pub async fn signatures(
             bail!("a signature payload of {reference} is {} bytes; refused", layer.size);
         }
         let payload = small_blob(registry, reference, layer, MAX_SMALL_BYTES).await?;
+        let annotation = |key: &str| layer.annotations.get(key).cloned();
         found.push(SignatureRecord::CosignSimpleSigning {
             payload: BASE64.encode(&payload),
             signature: signature.clone(),
+            certificate: annotation(cosign::CERTIFICATE_ANNOTATION),
+            rekor_bundle: annotation(cosign::REKOR_BUNDLE_ANNOTATION),
         });
     }
     Ok(found)
