@@ -702,6 +702,20 @@ async fn a_moved_tag_is_refused_until_the_operator_accepts_it_and_sources_sync_i
         std::fs::read(support::guest("clock")).unwrap()
     );
 
+    // Another repository under the same name is not pulled over it unasked.
+    let words = bench.registry.reference("tools/words:1");
+    bench.publish("text", "tools/words:1").await;
+    let (ok, stderr) = bench.pull(&words, &["--name", "text"]).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("was pulled from") && stderr.contains("needs --update"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(bench.plugins.path().join("text.wasm")).unwrap(),
+        std::fs::read(support::guest("clock")).unwrap()
+    );
+
     // A sources file: pulled, locked; again: up to date, lock unchanged.
     let fleet = PluginDir::new();
     let sources = bench.file("sources.toml");

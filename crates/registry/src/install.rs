@@ -81,6 +81,12 @@ pub async fn install(
                 target.display(),
                 existing.manifest_digest
             );
+        } else if existing.repository != reference.repository_path() && tag_moves == TagMoves::Refuse {
+            bail!(
+                "{} was pulled from {}; replacing it with {reference} needs --update (or pull it under another --name)",
+                target.display(),
+                existing.repository
+            );
         }
     }
     let manifest = ImageManifest::parse(&manifest_bytes).with_context(|| format!("{reference}"))?;
