@@ -162,7 +162,7 @@ fn check_answers(text: &str, grant: &InteractionGrant) {
         return;
     };
     let codec = interaction::codec_with_key(vec![7; 32]).unwrap();
-    let binding = Binding::new("oauth-sub:fuzz", "sha", "tools/call", "t", b"{}");
+    let binding = Binding::new("oauth-sub:fuzz", "sha", "tools/call", "t", [b"{}".as_slice()]);
     let asked: BTreeMap<String, InputKind> = [
         ("form", InputKind::Elicit),
         ("login", InputKind::ElicitUrl),
