@@ -462,7 +462,7 @@ async fn resources_prompts_and_logs_over_http() {
     }
 }
 
-/// SEP-2243: `greet` of the fixtures plugin marks `name` with `"x-mcp-header": "Name"`, so a
+/// SEP-2243: `greet_by_header` of the fixtures plugin marks `name` with `"x-mcp-header": "Name"`, so a
 /// 2026-07-28 `tools/call` must carry `Mcp-Param-Name` agreeing with the body (as is, or as
 /// `=?base64?…?=`). A missing, different or malformed header is refused with HTTP 400 and
 /// -32020 before any plugin runs.
@@ -471,13 +471,13 @@ async fn mcp_param_headers_must_agree_with_the_body() {
     let dir = PluginDir::with(&["conformance"]);
     let warden = HttpWarden::start(dir.path(), &[]).await;
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-    "name": "greet", "arguments": {"name": "Hello"}, "_meta": meta_2026("raw", json!({}))}})
+    "name": "greet_by_header", "arguments": {"name": "Hello"}, "_meta": meta_2026("raw", json!({}))}})
     .to_string();
     let send = async |header: Option<&str>| {
         let mut request = raw_post(&warden.url)
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", "tools/call")
-            .header("mcp-name", "greet");
+            .header("mcp-name", "greet_by_header");
         if let Some(value) = header {
             request = request.header("mcp-param-name", value);
         }

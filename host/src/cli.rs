@@ -396,6 +396,13 @@ pub struct ServeArgs {
     /// to the replica that holds it (README: "Replicas behind nginx").
     #[arg(long, value_name = "NAME", requires = "http", value_parser = warden_transport::replica::parse_replica_id)]
     pub replica_id: Option<String>,
+
+    /// Where MCP task records live: `redis://HOST:PORT[/DB]` (or `rediss://`)
+    /// for a store every replica shares, so any of them answers `tasks/get`
+    /// and `tasks/cancel`, and an interactive `requestState` is accepted once
+    /// across all of them [default: this process's memory, bounded].
+    #[arg(long, value_name = "URL")]
+    pub task_store: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

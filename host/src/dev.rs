@@ -39,6 +39,8 @@ pub async fn run(args: DevArgs) -> Result<()> {
         subscriptions: Default::default(),
         state_key: None,
         trust: Default::default(),
+        task_store: None,
+        replica: "warden-dev".into(),
     })
     .await?;
 

@@ -13,6 +13,9 @@ use rmcp::service::ServerInitializeError;
 
 use crate::cli::{CacheArgs, ServeArgs};
 use warden_mcp::access::AccessPolicy;
+use warden_mcp::tasks::Tasks;
+use warden_mcp::tasks::redis_store::RedisStore;
+use warden_mcp::tasks::store::{Bounds, TaskStore};
 use warden_mcp::{InFlight, Notifier, Shared, SubscriptionLimits, WardenServer};
 use warden_origin::Trust;
 use warden_plugins::catalog::{CatalogHandle, ListChanges};
@@ -48,6 +51,10 @@ pub struct HostConfig {
     pub state_key: Option<PathBuf>,
     /// Which pulled components may be served.
     pub trust: Trust,
+    /// `--task-store`: a shared store's URL; this process's memory when `None`.
+    pub task_store: Option<String>,
+    /// The name task records give this replica.
+    pub replica: String,
 }
 
 impl Host {
@@ -59,7 +66,20 @@ impl Host {
         if !runtime.pooling() {
             tracing::info!("instances are allocated on demand");
         }
-        let audit = config.audit_log.as_deref().map(AuditLog::open).transpose()?;
+        let audit = config
+            .audit_log
+            .as_deref()
+            .map(AuditLog::open)
+            .transpose()?
+            .map(Arc::new);
+        let tasks = match &config.task_store {
+            Some(url) => {
+                let store = RedisStore::connect(url, Bounds::default()).await?;
+                tracing::info!("task records are kept in {}", redacted(url));
+                Tasks::new(TaskStore::Redis(store), config.replica.clone(), audit.clone())
+            }
+            None => Tasks::in_memory(config.replica.clone(), audit.clone()),
+        };
         let supported = if config.watch {
             ListChanges::ALL
         } else {
@@ -122,6 +142,7 @@ impl Host {
                 in_flight: InFlight::default(),
                 state_codec,
                 used_states: Default::default(),
+                tasks: Arc::new(tasks),
             }),
             _watcher: watcher,
         })
@@ -203,6 +224,8 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         },
         state_key: args.state_key_file.clone(),
         trust: args.trust.load()?,
+        task_store: args.task_store.clone(),
+        replica: args.replica_id.clone().unwrap_or_else(replica_name),
     })
     .await?;
     // Lives as long as the server: the policy is reloaded when its file changes.
@@ -291,6 +314,30 @@ fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOpti
         public_readiness_details: args.public_readyz,
         replica_id: args.replica_id.clone(),
     })
+}
+
+/// This replica's name in task records when `--replica-id` is not given:
+/// the host name (a pod's name in Kubernetes), else `warden`.
+fn replica_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|name| {
+            name.trim()
+                .chars()
+                .filter(|c| c.is_ascii_graphic())
+                .take(64)
+                .collect::<String>()
+        })
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "warden".into())
+}
+
+/// A store URL as the log shows it: without its password.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => format!("{}://…@{}", &url[..scheme], &url[at + 1..]),
+        _ => url.to_string(),
+    }
 }
 
 async fn shutdown_signal() {

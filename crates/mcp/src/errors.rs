@@ -27,6 +27,24 @@ pub(crate) fn unknown_tool(name: &str) -> McpError {
     )
 }
 
+/// A tool whose calls are only ever tasks, called by a client that did not
+/// declare the tasks extension (SEP-2663: `-32021`, naming the extension).
+pub(crate) fn task_required(name: &str) -> McpError {
+    let mut error =
+        McpError::missing_required_client_capability(rmcp::model::ClientCapabilities::builder().enable_tasks().build());
+    error.message = format!(
+        "the tool `{name}` runs only as a task: declare the `{}` extension in the request's `_meta` client capabilities (2026-07-28 wire)",
+        rmcp::model::TASKS_EXTENSION_ID
+    )
+    .into();
+    error
+}
+
+/// A task asked of a replica that is shutting down.
+pub(crate) fn shutting_down() -> McpError {
+    McpError::internal_error("this Warden is shutting down and takes no new tasks; call again", None)
+}
+
 pub(crate) fn unknown_prompt(name: &str) -> McpError {
     unknown_target(InvocationKind::PromptGet);
     McpError::invalid_params(

@@ -1,11 +1,12 @@
 //! The one `rmcp::ServerHandler`: every MCP request Warden answers.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Reference, ServerCapabilities, ServerConfig, SetLevelRequestMethod, SubscribeRequestMethod,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestMethod, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult, CompletionInfo,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig,
+    SetLevelRequestMethod, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestMethod, UnsubscribeRequestParams, UpdateTaskParams,
 };
 // Deprecated in rmcp with all of logging (SEP-2577), but part of the
 // 2025-11-25 wire Warden serves.
@@ -17,17 +18,20 @@ use serde_json::{Value, json};
 
 use crate::content;
 use crate::errors::{self, call_failed, content_refused, plugin_error, resource_not_found};
+use crate::interaction;
 use crate::interaction::{Binding, Retry};
 use crate::invocation::Ended;
 use crate::lists;
 use crate::plugin_call::{PluginReply, drive_and_convert};
-use crate::request_context::{cache_hints, is_2026, permitted};
+use crate::request_context::{cache_hints, caller_identity, is_2026, permitted, principal, trace};
 use crate::resolve;
 use crate::server::WardenServer;
+use crate::task_call::{self, TaskCall};
 use crate::tool_call::{self, Arguments};
 use warden_plugins::plugin::CompletionRef;
 use warden_runtime::audit::{InvocationKind, Outcome};
 use warden_runtime::contract::types;
+use warden_runtime::task_policy::TaskSupport;
 
 // Logging and `resources/subscribe` are deprecated in rmcp (they are gone
 // from the 2026-07-28 wire) but are part of the 2025-11-25 wire we serve.
@@ -41,6 +45,7 @@ impl ServerHandler for WardenServer {
             .enable_prompts()
             .enable_logging()
             .enable_completions()
+            .enable_tasks()
             .build();
         // `listChanged` only when the catalog can change while serving.
         if let Some(tools) = capabilities.tools.as_mut() {
@@ -377,6 +382,40 @@ impl ServerHandler for WardenServer {
         Ok(CompleteResult::new(completion))
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.shared
+            .tasks
+            .get(&request.task_id, &caller_identity(&context))
+            .await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let caller = caller_identity(&context);
+        self.shared
+            .tasks
+            .update(&request.task_id, &caller, request.input_responses)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.shared
+            .tasks
+            .cancel(&request.task_id, &caller_identity(&context))
+            .await
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -388,6 +427,31 @@ impl ServerHandler for WardenServer {
         };
         permitted(&context, &tool, &format!("the tool `{}`", request.name))?;
         let arguments = Arguments::new(Value::Object(request.arguments.unwrap_or_default()));
+        let support = entry.plugin.prepared.settings.tasks.support(&entry.decl().tool.name);
+        if support != TaskSupport::Forbidden {
+            let declared = is_2026(&context) && context.client_capabilities().is_some_and(|c| c.supports_tasks());
+            match (declared, self.shared.tasks.is_draining(), support) {
+                (true, false, _) => {
+                    let call = TaskCall {
+                        shared: self.shared.clone(),
+                        catalog: catalog.clone(),
+                        name: request.name.to_string(),
+                        arguments,
+                        support,
+                        caller: caller_identity(&context),
+                        principal: principal(&context),
+                        trace: trace(&context),
+                        client: interaction::client_asks(context.meta.client_capabilities().as_ref()),
+                        responses: request.input_responses,
+                        state: request.request_state,
+                    };
+                    return task_call::start(call).await;
+                }
+                (true, true, TaskSupport::Required) => return Err(errors::shutting_down()),
+                (false, _, TaskSupport::Required) => return Err(errors::task_required(&request.name)),
+                _ => {}
+            }
+        }
         let asker = self.asker(&context, &entry.plugin);
         let retry = Retry {
             responses: request.input_responses.as_ref(),

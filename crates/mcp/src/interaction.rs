@@ -28,6 +28,8 @@ pub mod request;
 pub mod used_states;
 
 use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use request::{Prepared, RequestLimits, Round};
@@ -62,8 +64,38 @@ pub enum Wire {
     Session(Peer<RoleServer>),
     /// The 2026-07-28 wire: answer `input_required`; the client retries.
     Stateless,
+    /// The 2026-07-28 wire, for a call that may become a task: its
+    /// questions go back as input-required results until the task exists,
+    /// and through the task (`tasks/get`, `tasks/update`) once it does.
+    Task(Arc<dyn TaskInput>),
     /// No client at all.
     Detached,
+}
+
+/// Where a task's questions go once the task exists (see `crate::tasks`).
+pub trait TaskInput: Send + Sync {
+    /// Whether the task exists yet.
+    fn started(&self) -> bool;
+    /// Puts one round's `requests` to the client through the task and waits
+    /// (until `deadline`, or until the call is cancelled) for every answer.
+    fn ask_all<'a>(
+        &'a self,
+        requests: BTreeMap<String, (InputKind, InputRequest)>,
+        deadline: tokio::time::Instant,
+        cancel: &'a CancellationToken,
+    ) -> Pin<Box<dyn Future<Output = Vec<types::KeyedAnswer>> + Send + 'a>>;
+}
+
+impl Wire {
+    /// Whether a question goes back to the client as an input-required
+    /// result, which the client answers by calling again.
+    fn answers_by_retry(&self) -> bool {
+        match self {
+            Wire::Stateless => true,
+            Wire::Task(task) => !task.started(),
+            Wire::Session(_) | Wire::Detached => false,
+        }
+    }
 }
 
 /// What one request may ask, and how.
@@ -282,12 +314,12 @@ where
         binding,
         grant: asker.grant,
         used: asker.used,
-        stateless: matches!(asker.wire, Wire::Stateless),
+        stateless: asker.wire.answers_by_retry(),
     };
     // Without a state, what a 2026 client sent can only answer ahead what the
     // first round asks.
-    let mut ahead = match (&asker.wire, retry.state, retry.responses) {
-        (Wire::Stateless, None, Some(responses)) => Some(responses),
+    let mut ahead = match (asker.wire.answers_by_retry(), retry.state, retry.responses) {
+        (true, None, Some(responses)) => Some(responses),
         _ => None,
     };
     let (mut round, mut input) = answers::resume(&resumption, retry)?;
@@ -312,7 +344,7 @@ where
         };
         let plan = plan(asker, asked.requests, denied)?;
         match &asker.wire {
-            Wire::Stateless if !plan.to_ask.is_empty() => {
+            wire if wire.answers_by_retry() && !plan.to_ask.is_empty() => {
                 let asked_kinds: BTreeMap<String, InputKind> = plan
                     .to_ask
                     .iter()
@@ -349,6 +381,17 @@ where
                 result.input_requests = Some(requests);
                 return Ok(Driven::InputRequired(result, report));
             }
+            Wire::Task(task) if !plan.to_ask.is_empty() => {
+                let mut answers = refused_answers(plan.refused);
+                answers.extend(task.ask_all(plan.to_ask, deadline, &asker.cancel).await);
+                if asker.cancel.is_cancelled() {
+                    return Ok(Driven::Done(Err(CallFailure::Cancelled), report));
+                }
+                input = Some(types::InputAnswers {
+                    answers,
+                    state: asked.state,
+                });
+            }
             Wire::Session(peer) => {
                 let mut answers = refused_answers(plan.refused);
                 for (key, (kind, request)) in plan.to_ask {
@@ -366,7 +409,7 @@ where
                 });
             }
             // Nothing to put to the client (or no client): the plugin hears why.
-            Wire::Stateless | Wire::Detached => {
+            Wire::Stateless | Wire::Task(_) | Wire::Detached => {
                 let mut refused = plan.refused;
                 let why = match asker.wire {
                     Wire::Detached => "there is no client to ask (`warden call`)",

@@ -24,6 +24,8 @@ mod session;
 mod shared;
 mod subscription_limits;
 mod subscriptions;
+mod task_call;
+pub mod tasks;
 pub mod tool_call;
 pub mod trace_context;
 

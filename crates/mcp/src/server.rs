@@ -91,11 +91,12 @@ impl WardenServer {
             cancel: context.ct.clone(),
             // Set per round, from what the client declared and the plugin is granted.
             asks: Default::default(),
+            timeout: None,
         };
         let principal = principal(context);
         let started = Instant::now();
         let invocation = Invocation::start(
-            self.shared.audit.as_ref(),
+            self.shared.audit.as_deref(),
             request,
             principal.as_deref(),
             trace(context),

@@ -7,6 +7,7 @@ use rmcp::model::RequestStateCodec;
 use crate::in_flight::InFlight;
 use crate::interaction;
 use crate::notifier::Notifier;
+use crate::tasks::Tasks;
 use warden_plugins::catalog::CatalogHandle;
 use warden_runtime::Runtime;
 use warden_runtime::audit::AuditLog;
@@ -16,11 +17,13 @@ use warden_runtime::audit::AuditLog;
 pub struct Shared {
     pub catalog: CatalogHandle,
     pub runtime: Arc<Runtime>,
-    pub audit: Option<AuditLog>,
+    pub audit: Option<Arc<AuditLog>>,
     pub in_flight: InFlight,
     pub notifier: Arc<Notifier>,
     /// Seals the `requestState` of 2026-07-28 input-required results.
     pub state_codec: RequestStateCodec,
     /// The `requestState`s this process accepted: each is accepted once.
     pub used_states: interaction::UsedStates,
+    /// MCP tasks: the store, and the tasks this replica runs.
+    pub tasks: Arc<Tasks>,
 }

@@ -136,7 +136,7 @@ impl WardenServer {
                     ..Facts::default()
                 };
                 Invocation::start(
-                    self.shared.audit.as_ref(),
+                    self.shared.audit.as_deref(),
                     read,
                     Some(principal),
                     trace(context),

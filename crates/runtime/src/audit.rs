@@ -116,6 +116,26 @@ pub struct Record<'a> {
     pub source: Option<Source<'a>>,
 }
 
+/// One event of an MCP task: created, a status change, a cancel request,
+/// its record expiring. The task's id is a bearer secret: only a digest of
+/// it is written, enough to follow one task through the log.
+#[derive(Serialize)]
+pub struct TaskEvent<'a> {
+    pub time: f64,
+    /// A digest of the task id.
+    pub task: &'a str,
+    pub plugin: &'a str,
+    pub tool: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub principal: Option<&'a str>,
+    /// `created`, `working`, `input_required`, `completed`, `failed`,
+    /// `cancelled`, `cancel_requested` or `expired`.
+    pub task_event: &'a str,
+    pub replica: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<&'a str>,
+}
+
 /// A pulled component's origin, as its load verified it.
 #[derive(Serialize)]
 pub struct Source<'a> {
@@ -166,7 +186,7 @@ impl AuditLog {
 
     /// Appends one record as a single write, so concurrent writers never
     /// interleave within a line.
-    pub fn record(&self, record: &Record<'_>) {
+    pub fn record(&self, record: &impl Serialize) {
         let mut line = serde_json::to_vec(record).expect("audit records serialize");
         line.push(b'\n');
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());

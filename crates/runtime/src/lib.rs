@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod naming;
 pub mod pinned;
 pub mod printable;
+pub mod task_policy;
 
 pub mod config_store;
 pub mod contract;
@@ -346,6 +347,7 @@ impl Runtime {
         };
         let cancel = call.cancel.clone();
         let plugin_name = call.plugin.clone();
+        let timeout = call.timeout.unwrap_or(limits.timeout);
         let started = Instant::now();
         let sandbox = match Sandbox::new(&plugin.settings, call) {
             Ok(sandbox) => sandbox,
@@ -373,7 +375,7 @@ impl Runtime {
             let value = body(&mut store, instance).await?;
             wasmtime::Result::Ok((value, instantiate))
         };
-        let mut timed = Box::pin(tokio::time::timeout(limits.timeout, run));
+        let mut timed = Box::pin(tokio::time::timeout(timeout, run));
         let ran = Instant::now();
         let result = tokio::select! {
             result = &mut timed => Some(result),
@@ -398,7 +400,7 @@ impl Runtime {
         timings.run = ran.elapsed();
         let sandbox = store.data();
         let outcome = match result {
-            Err(_elapsed) => Err(CallFailure::Timeout(limits.timeout)),
+            Err(_elapsed) => Err(CallFailure::Timeout(timeout)),
             Ok(Ok((value, instantiate))) => {
                 timings.instantiate = instantiate;
                 timings.run = timings.run.saturating_sub(instantiate);

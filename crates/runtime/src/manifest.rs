@@ -17,6 +17,7 @@ use crate::grants::{
     DEFAULT_MAX_RESPONSE, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, Grants, HttpGrant, HttpRule, InteractionGrant, Mount,
     MountAccess, SocketGrant,
 };
+use crate::task_policy::{self, TaskPolicy};
 
 /// Per-plugin limits, with the defaults a bare component gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +70,8 @@ pub struct Manifest {
     pub sha256: Option<String>,
     pub limits: Limits,
     pub grants: Grants,
+    /// `[tasks]`: which tools' calls become MCP tasks.
+    pub tasks: TaskPolicy,
 }
 
 #[derive(Deserialize, Default)]
@@ -89,6 +92,8 @@ struct RawManifest {
     config: BTreeMap<String, toml::Value>,
     #[serde(default)]
     interaction: RawInteraction,
+    #[serde(default)]
+    tasks: task_policy::RawTasks,
 }
 
 #[derive(Deserialize, Default)]
@@ -242,6 +247,7 @@ impl Manifest {
             sha256,
             limits,
             grants,
+            tasks: task_policy::parse(raw.tasks)?,
         })
     }
 }

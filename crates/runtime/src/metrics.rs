@@ -155,6 +155,12 @@ struct PluginLabels {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct TaskLabels {
+    plugin: Arc<str>,
+    event: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct DenialLabels {
     plugin: Arc<str>,
     kind: DenialKind,
@@ -202,6 +208,8 @@ pub struct Metrics {
     code: Family<OriginLabels, Counter>,
     instances: Gauge,
     http: Family<StatusLabels, Counter>,
+    tasks_running: Family<PluginLabels, Gauge>,
+    task_events: Family<TaskLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -273,7 +281,21 @@ impl Metrics {
             "Responses of the MCP HTTP listener, by status code",
             http.clone(),
         );
+        let tasks_running = Family::default();
+        registry.register(
+            "warden_tasks_running",
+            "MCP tasks this replica is running now, by plugin",
+            tasks_running.clone(),
+        );
+        let task_events = Family::default();
+        registry.register(
+            "warden_task_events",
+            "MCP task events, by plugin and event: created, input_required, working, completed, failed, cancelled, cancel_requested, expired",
+            task_events.clone(),
+        );
         Self {
+            tasks_running,
+            task_events,
             registry,
             calls,
             call_seconds,
@@ -347,6 +369,22 @@ impl Metrics {
 
     pub fn code_origin(&self, origin: CodeOrigin) {
         self.code.get_or_create(&OriginLabels { origin }).inc();
+    }
+
+    /// A task of `plugin` started (`1`) or ended (`-1`) running here.
+    pub fn task_running(&self, plugin: &str, delta: i64) {
+        self.tasks_running
+            .get_or_create(&PluginLabels { plugin: plugin.into() })
+            .inc_by(delta);
+    }
+
+    pub fn task_event(&self, plugin: &str, event: &'static str) {
+        self.task_events
+            .get_or_create(&TaskLabels {
+                plugin: plugin.into(),
+                event,
+            })
+            .inc();
     }
 
     pub fn instance_started(&self) {

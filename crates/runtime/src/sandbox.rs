@@ -6,6 +6,7 @@
 //! environment, no arguments, closed stdin, captured stdout/stderr.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Result;
 use tokio::sync::mpsc;
@@ -26,6 +27,7 @@ use super::output::CapturedOutput;
 use crate::grants::{Asks, Grants, SocketUse};
 use crate::manifest::Limits;
 use crate::printable::one_line;
+use crate::task_policy::TaskPolicy;
 
 /// Something the guest reported during a call, for the client.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +67,8 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// What this call may ask of the client (`host.can-ask`).
     pub asks: Asks,
+    /// The time limit in place of `[limits] timeout`: a task's (`[tasks] timeout`).
+    pub timeout: Option<Duration>,
 }
 
 impl CallContext {
@@ -75,6 +79,7 @@ impl CallContext {
             events: None,
             cancel: CancellationToken::new(),
             asks: Asks::default(),
+            timeout: None,
         }
     }
 }
@@ -138,6 +143,8 @@ pub struct SandboxSettings {
     pub manifest: Arc<str>,
     /// `grants.config`, in the form `wasi:config/store` reads.
     pub config: ConfigValues,
+    /// `[tasks]`: which tools' calls become MCP tasks.
+    pub tasks: TaskPolicy,
 }
 
 pub struct Sandbox {

@@ -146,11 +146,19 @@ pub async fn serve(
     tracing::info!("shutting down: refusing new connections; waiting up to {grace:?} for calls in flight");
     draining.cancel();
     stop.cancel();
+    // Running tasks are calls in flight: they get the grace too.
+    shared.tasks.stop_taking();
     // A call's guard drops when its handler returns, a moment before its
     // response is written: `quiet` waits that long again before sessions
     // (whose SSE streams would otherwise stay open) are ended.
     if !drain::quiet(grace, RESPONSE_FLUSH, &shared.in_flight, &gate.admitting).await {
         tracing::warn!("calls still running after the {grace:?} grace period are abandoned");
+    }
+    let why =
+        format!("the Warden replica running this task shut down before it finished (`--shutdown-grace` {grace:?})");
+    let failed = shared.tasks.fail_running(&why).await;
+    if failed > 0 {
+        tracing::warn!("{failed} task(s) still running at shutdown were marked failed");
     }
     sessions.cancel();
     match tokio::time::timeout(Duration::from_secs(5), server).await {

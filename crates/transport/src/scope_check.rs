@@ -74,7 +74,7 @@ pub fn refusal(
         detail: Some(&why),
         ..Facts::default()
     };
-    Invocation::refused_before_start(shared.audit.as_ref(), request, principal, trace)
+    Invocation::refused_before_start(shared.audit.as_deref(), request, principal, trace)
         .record(Outcome::Forbidden, facts);
     let mut response = (StatusCode::FORBIDDEN, format!("{why}\n")).into_response();
     if let Ok(value) = HeaderValue::from_str(&metadata.insufficient_scope(&scopes, &why)) {

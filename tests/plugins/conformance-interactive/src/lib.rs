@@ -8,6 +8,7 @@
 //!   (`test_sampling`, `test_elicitation`, `test_elicitation_sep1034_defaults`,
 //!   `test_elicitation_sep1330_enums`), and `test_missing_capability`.
 //! - `mrtr.rs`: the 2026-07-28 input-required tools (SEP-2322), `test_input_required_result_*`.
+//! - `tasks.rs`: the task fixtures (SEP-2663, `tasks-*`).
 //! - `prompts.rs`: the prompt `test_input_required_result_prompt`.
 //! - `rounds.rs`: what every fixture shares: the answers gathered so far, carried from round to
 //!   round in the plugin's state.
@@ -25,6 +26,7 @@ mod mrtr;
 mod prompts;
 mod requests;
 mod rounds;
+mod tasks;
 mod tools;
 
 use exports::warden::plugin::completions::{self, Reference};

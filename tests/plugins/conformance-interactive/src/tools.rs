@@ -4,7 +4,7 @@ use crate::Interactive;
 use crate::exports::warden::plugin::tools::Guest;
 use crate::rounds::Reply;
 use crate::warden::plugin::types::{CallResult, Content, Error, InputAnswers, Tool, ToolReply};
-use crate::{classic, mrtr};
+use crate::{classic, mrtr, tasks};
 use serde_json::{Value, json};
 
 /// The tools without arguments, with their descriptions.
@@ -90,6 +90,10 @@ pub fn failure(message: impl Into<String>) -> CallResult {
     }
 }
 
+fn parse(arguments: &str) -> Result<Value, Error> {
+    serde_json::from_str(arguments).map_err(|e| Error::InvalidArguments(e.to_string()))
+}
+
 /// The string argument `name` (the host has checked it against the schema already).
 fn string_argument(arguments: &str, name: &str) -> Result<String, Error> {
     let arguments: Value = serde_json::from_str(arguments).map_err(|e| Error::InvalidArguments(e.to_string()))?;
@@ -113,6 +117,35 @@ impl Guest for Interactive {
                 one_string("message", "The message to show the user."),
             ),
         ];
+        tools.push(tool(
+            tasks::SLOW_COMPUTE,
+            "Computes for `seconds` seconds (reporting progress), then reports that it finished; stops when cancelled.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "seconds": { "type": "number", "minimum": 0, "maximum": 600, "description": "How long to compute." },
+                    "label": { "type": "string", "description": "A name for this computation, echoed in the result." }
+                },
+                "required": ["seconds"],
+                "additionalProperties": false
+            }),
+        ));
+        tools.push(tool(
+            tasks::CONFIRM_DELETE,
+            "Asks the user to confirm, then deletes `filename` (nothing is deleted: a test fixture).",
+            one_string("filename", "The file to delete."),
+        ));
+        for (name, description) in [
+            (tasks::FAILING_JOB, "Works for a second, then fails with a tool error."),
+            (
+                tasks::PROTOCOL_ERROR_JOB,
+                "Asks the client for its roots; a client without roots gets a JSON-RPC error.",
+            ),
+            (tasks::MULTI_INPUT, "Asks two names at once, then reports both."),
+            (tasks::WITH_TASK, "Asks the user's name, then greets them from a task."),
+        ] {
+            tools.push(tool(name, description, no_arguments()));
+        }
         tools.extend(
             NO_ARGUMENT_TOOLS
                 .iter()
@@ -136,6 +169,12 @@ impl Guest for Interactive {
             mrtr::MULTI_ROUND => mrtr::multi_round(input),
             mrtr::TAMPERED_STATE => mrtr::tampered_state(input),
             mrtr::CAPABILITIES => mrtr::capabilities(input),
+            tasks::SLOW_COMPUTE => Reply::Done(tasks::slow_compute(&parse(&arguments)?)),
+            tasks::FAILING_JOB => Reply::Done(tasks::failing_job()),
+            tasks::PROTOCOL_ERROR_JOB => tasks::protocol_error_job(input),
+            tasks::CONFIRM_DELETE => tasks::confirm_delete(&parse(&arguments)?, input),
+            tasks::MULTI_INPUT => tasks::multi_input(input),
+            tasks::WITH_TASK => tasks::with_task(input),
             _ => return Err(Error::NotFound(name)),
         };
         Ok(match reply {

@@ -137,10 +137,22 @@ impl Guest for Conformance {
                 no_arguments(),
             ));
         }
-        // SEP-2243: `name` also travels as the `Mcp-Param-Name` header on the 2026 wire, and
-        // `http-custom-header-server-validation` checks that Warden holds the two to agreement.
+        // SEP-2663's scenarios call `greet` with only the standard headers.
         tools.push(tool(
             "greet",
+            "Greets someone by name.",
+            json!({
+                "type": "object",
+                "properties": { "name": { "type": "string" } },
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        ));
+        // SEP-2243: `name` also travels as the `Mcp-Param-Name` header on the 2026 wire, and
+        // `http-custom-header-server-validation` (which takes the first tool with an
+        // `x-mcp-header` property) checks that Warden holds the two to agreement.
+        tools.push(tool(
+            "greet_by_header",
             "Greets someone by name; the name is also sent as the Mcp-Param-Name header.",
             json!({
                 "type": "object",
@@ -217,7 +229,7 @@ impl Guest for Conformance {
             // send one, so a plain result is the conforming answer.
             "test_streaming_elicitation" => result(vec![text("Streaming elicitation test completed")]),
             "json_schema_2020_12_tool" => result(vec![Content::Text(format!("Received arguments: {arguments}"))]),
-            "greet" => {
+            "greet" | "greet_by_header" => {
                 let arguments: Value =
                     serde_json::from_str(&arguments).map_err(|e| Error::InvalidArguments(e.to_string()))?;
                 let name = arguments["name"].as_str().unwrap_or_default();

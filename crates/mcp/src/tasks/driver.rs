@@ -1,0 +1,369 @@
+//! One task this replica runs: its record (the runner is its only writer),
+//! its lease, the questions it puts to the client, and how it ends.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{InputRequest, InputRequests, JsonObject, Task, TaskStatus};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::record::{INTERNAL_ERROR, TaskRecord, error_object, now_ms};
+use super::store::Refusal;
+use super::{HEARTBEAT, LEASE, Tasks};
+use crate::interaction::{InputKind, TaskInput, answers};
+use warden_runtime::audit::{self, TaskEvent};
+use warden_runtime::contract::types;
+
+/// How a task ended.
+pub enum Finish {
+    Completed(JsonObject),
+    Failed(JsonObject),
+    Cancelled,
+}
+
+/// The longest status message kept: it is shown to the client on every poll.
+const MAX_STATUS_MESSAGE: usize = 512;
+
+pub struct TaskDriver {
+    tasks: Arc<Tasks>,
+    id: String,
+    caller: String,
+    plugin: String,
+    tool: String,
+    principal: Option<String>,
+    record: Mutex<TaskRecord>,
+    started: AtomicBool,
+    /// Finished or abandoned: nothing more is written.
+    closed: AtomicBool,
+    cancel: CancellationToken,
+    wake: Notify,
+    /// Answers that arrived and no round has taken yet, by wire key.
+    answers: Mutex<BTreeMap<String, Value>>,
+    rounds: AtomicU32,
+    /// When the record was last written: the lease held until then + `LEASE`.
+    saved_ms: AtomicU64,
+}
+
+impl TaskDriver {
+    /// A task not created yet: `draft` is its record-to-be.
+    pub fn new(
+        tasks: Arc<Tasks>,
+        draft: TaskRecord,
+        principal: Option<String>,
+        cancel: CancellationToken,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            tasks,
+            id: draft.id.clone(),
+            caller: draft.caller.clone(),
+            plugin: draft.plugin.clone(),
+            tool: draft.tool.clone(),
+            principal,
+            record: Mutex::new(draft),
+            started: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            cancel,
+            wake: Notify::new(),
+            answers: Mutex::new(BTreeMap::new()),
+            rounds: AtomicU32::new(0),
+            saved_ms: AtomicU64::new(0),
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn caller(&self) -> &str {
+        &self.caller
+    }
+
+    pub fn plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    pub fn cancel_now(&self) {
+        self.cancel.cancel();
+    }
+
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TaskRecord> {
+        self.record.lock().expect("task record lock")
+    }
+
+    /// Creates the task, running (`None`) or already ended: stored — visible
+    /// to every replica — before the client hears of it.
+    pub async fn create(self: &Arc<Self>, ended: Option<Finish>) -> Result<Task, McpError> {
+        let now = now_ms();
+        let running = ended.is_none();
+        let record = {
+            let mut record = self.lock();
+            record.created_ms = now;
+            record.updated_ms = now;
+            record.lease_until_ms = now + LEASE.as_millis() as u64;
+            if let Some(ended) = ended {
+                apply(&mut record, ended);
+            }
+            record.clone()
+        };
+        if running {
+            self.tasks
+                .admit(self)
+                .map_err(|why| McpError::internal_error(format!("the call cannot become a task: {why}"), None))?;
+        }
+        if let Err(refusal) = self.tasks.store().create(&record).await {
+            if running {
+                self.tasks.release(&self.id);
+            }
+            let why = match refusal {
+                Refusal::Full(why) => why,
+                Refusal::Unavailable(error) => format!("the task store is unavailable: {error:#}"),
+            };
+            return Err(McpError::internal_error(
+                format!("the call cannot become a task: {why}"),
+                None,
+            ));
+        }
+        self.saved_ms.store(now, Ordering::SeqCst);
+        self.started.store(running, Ordering::SeqCst);
+        self.event("created", None);
+        if !running {
+            self.closed.store(true, Ordering::SeqCst);
+            self.event(record.status_name(), None);
+        }
+        Ok(record.task())
+    }
+
+    /// Writes the record, renewing the lease.
+    async fn save(&self) {
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        let now = now_ms();
+        let record = {
+            let mut record = self.lock();
+            record.lease_until_ms = now + LEASE.as_millis() as u64;
+            record.clone()
+        };
+        match self.tasks.store().put(&record).await {
+            Ok(()) => self.saved_ms.store(now, Ordering::SeqCst),
+            Err(error) => tracing::warn!(plugin = %self.plugin, "cannot write a task record: {error:#}"),
+        }
+    }
+
+    /// Takes what arrived through the store: a cancel request, answers.
+    async fn poll(&self) {
+        match self.tasks.store().control(&self.id).await {
+            Ok(control) => {
+                if control.cancel {
+                    self.cancel.cancel();
+                }
+                if !control.answers.is_empty() {
+                    self.answers.lock().expect("answers lock").extend(control.answers);
+                }
+            }
+            Err(error) => tracing::warn!(plugin = %self.plugin, "cannot read a task's control: {error:#}"),
+        }
+    }
+
+    /// Every `HEARTBEAT` while the task runs. A runner that could not renew
+    /// its lease in time has lost the task (others see it `failed`): it
+    /// stops the call and writes nothing more.
+    pub async fn heartbeat(&self) {
+        if !self.started.load(Ordering::SeqCst) || self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        self.poll().await;
+        self.wake.notify_one();
+        self.save().await;
+        let saved = self.saved_ms.load(Ordering::SeqCst);
+        if now_ms().saturating_sub(saved) > LEASE.as_millis() as u64 {
+            tracing::error!(plugin = %self.plugin, "lost the lease on a task: stopping it");
+            self.closed.store(true, Ordering::SeqCst);
+            self.cancel.cancel();
+            self.tasks.release(&self.id);
+        }
+    }
+
+    /// The latest progress or log line, for `statusMessage` (written with
+    /// the next heartbeat).
+    pub fn status_message(&self, text: String) {
+        let text: String = text
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(MAX_STATUS_MESSAGE)
+            .collect();
+        self.lock().status_message = Some(text);
+    }
+
+    /// The call ended.
+    pub async fn finish(&self, ended: Finish) {
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        let status = {
+            let mut record = self.lock();
+            apply(&mut record, ended);
+            record.status_name()
+        };
+        self.save().await;
+        self.closed.store(true, Ordering::SeqCst);
+        self.tasks.release(&self.id);
+        self.event(status, None);
+    }
+
+    /// Shutdown cannot wait for it: it fails, saying why.
+    pub async fn abandon(&self, why: &str) {
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        {
+            let mut record = self.lock();
+            apply(&mut record, Finish::Failed(error_object(INTERNAL_ERROR, why)));
+        }
+        self.save().await;
+        self.closed.store(true, Ordering::SeqCst);
+        self.cancel.cancel();
+        self.tasks.release(&self.id);
+        self.event("failed", Some(why));
+    }
+
+    async fn set_status(&self, status: TaskStatus, requests: Option<InputRequests>) {
+        {
+            let mut record = self.lock();
+            record.status = status;
+            record.input_requests = requests;
+            record.updated_ms = now_ms();
+        }
+        self.save().await;
+        self.event(self.lock().status_name(), None);
+    }
+
+    fn event(&self, event: &'static str, detail: Option<&str>) {
+        if let Some(metrics) = warden_runtime::metrics::get() {
+            metrics.task_event(&self.plugin, event);
+        }
+        let Some(log) = self.tasks.audit() else { return };
+        let digest = Sha256::digest(self.id.as_bytes());
+        let task: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        log.record(&TaskEvent {
+            time: audit::now(),
+            task: &task,
+            plugin: &self.plugin,
+            tool: &self.tool,
+            principal: self.principal.as_deref(),
+            task_event: event,
+            replica: self.tasks.replica(),
+            detail,
+        });
+    }
+
+    async fn ask_round(
+        &self,
+        requests: BTreeMap<String, (InputKind, InputRequest)>,
+        deadline: tokio::time::Instant,
+        cancel: &CancellationToken,
+    ) -> Vec<types::KeyedAnswer> {
+        // Keys are unique over the task's life: a later round may reuse the
+        // plugin's own keys.
+        let round = self.rounds.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut pending = BTreeMap::new();
+        let mut asked = InputRequests::new();
+        for (key, (kind, request)) in requests {
+            let wire = format!("{round}.{key}");
+            pending.insert(wire.clone(), (key, kind));
+            asked.insert(wire, request);
+        }
+        self.set_status(TaskStatus::InputRequired, Some(asked)).await;
+        let mut answered = Vec::new();
+        loop {
+            let arrived: Vec<(String, Value)> = {
+                let mut answers = self.answers.lock().expect("answers lock");
+                pending
+                    .keys()
+                    .filter_map(|k| Some((k.clone(), answers.remove(k)?)))
+                    .collect()
+            };
+            if !arrived.is_empty() {
+                for (wire, value) in arrived {
+                    let Some((key, kind)) = pending.remove(&wire) else {
+                        continue;
+                    };
+                    let answer = answers::parse_answer(kind, &value).unwrap_or_else(|why| {
+                        types::InputAnswer::Refused(format!("the client's answer is malformed: {why}"))
+                    });
+                    answered.push(types::KeyedAnswer { key, answer });
+                }
+                if pending.is_empty() {
+                    self.set_status(TaskStatus::Working, None).await;
+                    return answered;
+                }
+                {
+                    let mut record = self.lock();
+                    if let Some(requests) = record.input_requests.as_mut() {
+                        requests.retain(|key, _| pending.contains_key(key));
+                    }
+                }
+                self.save().await;
+            }
+            let why = tokio::select! {
+                () = self.wake.notified() => None,
+                () = tokio::time::sleep(HEARTBEAT) => None,
+                () = tokio::time::sleep_until(deadline) => Some("the client did not answer in time"),
+                () = cancel.cancelled() => Some("the task was cancelled"),
+            };
+            match why {
+                None => self.poll().await,
+                Some(why) => {
+                    answered.extend(pending.into_values().map(|(key, _)| types::KeyedAnswer {
+                        key,
+                        answer: types::InputAnswer::Refused(why.into()),
+                    }));
+                    self.set_status(TaskStatus::Working, None).await;
+                    return answered;
+                }
+            }
+        }
+    }
+}
+
+fn apply(record: &mut TaskRecord, ended: Finish) {
+    record.input_requests = None;
+    record.updated_ms = now_ms();
+    match ended {
+        Finish::Completed(result) => {
+            record.status = TaskStatus::Completed;
+            record.result = Some(result);
+        }
+        Finish::Failed(error) => {
+            record.status = TaskStatus::Failed;
+            record.error = Some(error);
+        }
+        Finish::Cancelled => record.status = TaskStatus::Cancelled,
+    }
+}
+
+impl TaskInput for TaskDriver {
+    fn started(&self) -> bool {
+        self.started.load(Ordering::SeqCst)
+    }
+
+    fn ask_all<'a>(
+        &'a self,
+        requests: BTreeMap<String, (InputKind, InputRequest)>,
+        deadline: tokio::time::Instant,
+        cancel: &'a CancellationToken,
+    ) -> Pin<Box<dyn Future<Output = Vec<types::KeyedAnswer>> + Send + 'a>> {
+        Box::pin(self.ask_round(requests, deadline, cancel))
+    }
+}

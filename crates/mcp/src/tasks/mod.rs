@@ -1,0 +1,234 @@
+//! MCP tasks (SEP-2663, `io.modelcontextprotocol/tasks`) for plugin tool
+//! calls on the 2026-07-28 wire.
+//!
+//! A call becomes a task only where the operator's `[tasks]` allows it, only
+//! for a client that declared the extension in the request's `_meta`, and
+//! only once it outlives a short immediate window (a call that finishes, or
+//! asks for input, within it is answered as an ordinary call — the spec's
+//! immediate-result shortcut, and how input gathered before a task exists
+//! composes with it). A `required` tool's call is always answered with a
+//! task. The task keeps running on the replica that started it, which holds
+//! a lease on it in the store; any replica answers `tasks/*` from the store.
+//!
+//! - `record`: a task as stored and as `tasks/get` shows it;
+//! - `store`: where records live (this process, or Redis: `redis_store`);
+//! - `driver`: one running task — its record, lease, questions and status.
+//!
+//! `crate::task_call` runs a tool call as a (possible) task.
+
+pub mod driver;
+pub mod record;
+pub mod redis_store;
+pub mod store;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{GetTaskResult, InputResponses};
+use serde_json::json;
+
+use driver::TaskDriver;
+use record::{TaskRecord, now_ms};
+use store::{Bounds, TaskStore};
+use warden_runtime::audit::AuditLog;
+
+/// How long a call may run before it becomes a task.
+pub const IMMEDIATE_WINDOW: Duration = Duration::from_millis(100);
+/// How often a runner renews its lease and looks for cancel requests and
+/// answers that reached another replica.
+pub const HEARTBEAT: Duration = Duration::from_millis(500);
+/// How long a lease holds without renewal: a replica that stopped this long
+/// ago has lost its tasks.
+pub const LEASE: Duration = Duration::from_secs(5);
+/// How often a client is asked to poll `tasks/get`.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// How long a finished task's record is kept after its time limit.
+pub const KEEP_AFTER: Duration = Duration::from_secs(15 * 60);
+/// Tasks one caller may have running on one replica at once.
+pub const MAX_RUNNING_PER_CALLER: usize = 16;
+/// Tasks running on one replica at once.
+pub const MAX_RUNNING: usize = 256;
+
+/// Every task of one Warden: the store, and the tasks this replica runs.
+pub struct Tasks {
+    store: TaskStore,
+    /// This replica's name, in records (`--replica-id`, else the host name).
+    replica: String,
+    running: Mutex<HashMap<String, Arc<TaskDriver>>>,
+    draining: AtomicBool,
+    audit: Option<Arc<AuditLog>>,
+}
+
+impl Tasks {
+    pub fn new(store: TaskStore, replica: String, audit: Option<Arc<AuditLog>>) -> Self {
+        Self {
+            store,
+            replica,
+            running: Mutex::new(HashMap::new()),
+            draining: AtomicBool::new(false),
+            audit,
+        }
+    }
+
+    /// The embedded store, bounded by the defaults.
+    pub fn in_memory(replica: String, audit: Option<Arc<AuditLog>>) -> Self {
+        Self::new(TaskStore::memory(Bounds::default()), replica, audit)
+    }
+
+    pub(crate) fn audit(&self) -> Option<&AuditLog> {
+        self.audit.as_deref()
+    }
+
+    pub(crate) fn store(&self) -> &TaskStore {
+        &self.store
+    }
+
+    pub(crate) fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<TaskDriver>>> {
+        self.running.lock().expect("running tasks lock")
+    }
+
+    /// Registers a task this replica now runs, within the bounds.
+    pub(crate) fn admit(&self, driver: &Arc<TaskDriver>) -> Result<(), String> {
+        let mut running = self.running();
+        if self.draining.load(Ordering::SeqCst) {
+            return Err("this Warden is shutting down and takes no new tasks; call again".into());
+        }
+        if running.len() >= MAX_RUNNING {
+            return Err(format!(
+                "this Warden runs {MAX_RUNNING} tasks already; call again later"
+            ));
+        }
+        let caller = driver.caller();
+        let mine = running.values().filter(|d| d.caller() == caller).count();
+        if mine >= MAX_RUNNING_PER_CALLER {
+            return Err(format!(
+                "this caller has {mine} tasks running already (at most {MAX_RUNNING_PER_CALLER}); wait for one to finish"
+            ));
+        }
+        running.insert(driver.id().to_string(), driver.clone());
+        if let Some(metrics) = warden_runtime::metrics::get() {
+            metrics.task_running(driver.plugin(), 1);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn release(&self, id: &str) {
+        if let Some(driver) = self.running().remove(id)
+            && let Some(metrics) = warden_runtime::metrics::get()
+        {
+            metrics.task_running(driver.plugin(), -1);
+        }
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// Shutdown begins: no new task is taken.
+    pub fn stop_taking(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// Shutdown's grace ran out: every task still running here fails, with
+    /// a record that says so, before the process ends.
+    pub async fn fail_running(&self, why: &str) -> usize {
+        let drivers: Vec<_> = self.running().values().cloned().collect();
+        for driver in &drivers {
+            driver.abandon(why).await;
+        }
+        drivers.len()
+    }
+
+    /// The record `id` as `caller` may see it: anyone else's task is unknown.
+    async fn seen(&self, id: &str, caller: &str) -> Result<TaskRecord, McpError> {
+        let unknown = || McpError::invalid_params(format!("no task `{}`", shorten(id)), Some(json!({ "taskId": id })));
+        let seen = self
+            .store
+            .get(id)
+            .await
+            .map_err(|e| unavailable(&e))?
+            .ok_or_else(unknown)?;
+        if seen.record.caller != caller {
+            return Err(unknown());
+        }
+        Ok(seen.record.seen_at(now_ms(), &seen.answered))
+    }
+
+    /// `tasks/get`.
+    pub async fn get(&self, id: &str, caller: &str) -> Result<GetTaskResult, McpError> {
+        Ok(GetTaskResult::new(self.seen(id, caller).await?.detailed()))
+    }
+
+    /// `tasks/update`: answers to outstanding questions are kept for the
+    /// runner; answers to anything else are ignored, as the spec says.
+    pub async fn update(&self, id: &str, caller: &str, responses: InputResponses) -> Result<(), McpError> {
+        let record = self.seen(id, caller).await?;
+        let expires = record.expires_ms();
+        let outstanding = record.input_requests.unwrap_or_default();
+        let answers: BTreeMap<_, _> = responses
+            .into_iter()
+            .filter(|(key, _)| outstanding.contains_key(key))
+            .collect();
+        if answers.is_empty() {
+            return Ok(());
+        }
+        self.store
+            .answer(id, answers, expires)
+            .await
+            .map_err(|e| unavailable(&e))?;
+        let local = self.running().get(id).cloned();
+        if let Some(driver) = local {
+            driver.wake();
+        }
+        Ok(())
+    }
+
+    /// `tasks/cancel`: acknowledged at once; the task settles `cancelled`
+    /// once its runner has stopped the call. A finished task stays as it is.
+    pub async fn cancel(&self, id: &str, caller: &str) -> Result<(), McpError> {
+        let record = self.seen(id, caller).await?;
+        if record.is_terminal() {
+            return Ok(());
+        }
+        self.store
+            .cancel(id, record.expires_ms())
+            .await
+            .map_err(|e| unavailable(&e))?;
+        let local = self.running().get(id).cloned();
+        if let Some(driver) = local {
+            driver.cancel_now();
+        }
+        Ok(())
+    }
+}
+
+fn unavailable(error: &anyhow::Error) -> McpError {
+    tracing::error!("task store: {error:#}");
+    McpError::internal_error(format!("the task store is unavailable: {error:#}"), None)
+}
+
+/// An id as a message quotes it: a client may send anything.
+fn shorten(id: &str) -> String {
+    let printable: String = id.chars().filter(|c| !c.is_control()).take(64).collect();
+    if printable.len() < id.len() {
+        format!("{printable}…")
+    } else {
+        printable
+    }
+}
+
+/// A fresh task id: 256 bits from the OS, so it cannot be guessed.
+pub(crate) fn new_id() -> Result<String, McpError> {
+    use base64::Engine as _;
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| McpError::internal_error(format!("no randomness for a task id: {e}"), None))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}

@@ -1,0 +1,219 @@
+//! The shared task store: Redis (`--task-store redis://…`), so that any
+//! replica answers `tasks/get`, `tasks/update` and `tasks/cancel` for a task
+//! another replica runs. Every key expires with its task's `ttlMs`.
+//!
+//! - `warden:task:{id}`: the record (JSON), written only by its runner;
+//! - `warden:task:{id}:answers`: a hash of answers, by wire key;
+//! - `warden:task:{id}:cancel`: present once `tasks/cancel` was asked;
+//! - `warden:tasks` and `warden:tasks:{caller digest}`: the ids held, scored
+//!   by expiry, for the bounds;
+//! - `warden:state:{digest}`: an interactive `requestState` already used.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::record::{TaskRecord, now_ms};
+use super::store::{Bounds, Control, Refusal, Seen};
+
+/// How long one Redis command may take before the store counts as unavailable.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub struct RedisStore {
+    connection: ConnectionManager,
+    bounds: Bounds,
+}
+
+fn record_key(id: &str) -> String {
+    format!("warden:task:{id}")
+}
+
+fn caller_key(caller: &str) -> String {
+    format!("warden:tasks:{}", hex(&Sha256::digest(caller.as_bytes())))
+}
+
+const ALL_KEY: &str = "warden:tasks";
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Milliseconds left until `expires_ms`, at least one (Redis refuses zero).
+fn left(expires_ms: u64) -> u64 {
+    expires_ms.saturating_sub(now_ms()).max(1)
+}
+
+impl RedisStore {
+    /// Connects to `url` (`redis://host:port/db`, `rediss://` for TLS);
+    /// fails at once when it cannot be reached.
+    pub async fn connect(url: &str, bounds: Bounds) -> Result<Self> {
+        let client = redis::Client::open(url).with_context(|| format!("`--task-store {url}` is not a Redis URL"))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(COMMAND_TIMEOUT))
+            .set_response_timeout(Some(COMMAND_TIMEOUT))
+            .set_number_of_retries(2);
+        let mut connection = ConnectionManager::new_with_config(client, config)
+            .await
+            .with_context(|| format!("cannot reach the task store at {url}"))?;
+        let _: String = redis::cmd("PING")
+            .query_async(&mut connection)
+            .await
+            .with_context(|| format!("the task store at {url} does not answer PING"))?;
+        Ok(Self { connection, bounds })
+    }
+
+    pub async fn create(&self, record: &TaskRecord) -> Result<(), Refusal> {
+        let mut connection = self.connection.clone();
+        let now = now_ms();
+        let caller = caller_key(&record.caller);
+        let (held, total): (usize, usize) = redis::pipe()
+            .cmd("ZREMRANGEBYSCORE")
+            .arg(&caller)
+            .arg("-inf")
+            .arg(now)
+            .ignore()
+            .zcard(&caller)
+            .cmd("ZREMRANGEBYSCORE")
+            .arg(ALL_KEY)
+            .arg("-inf")
+            .arg(now)
+            .ignore()
+            .zcard(ALL_KEY)
+            .query_async(&mut connection)
+            .await
+            .map_err(|e| Refusal::Unavailable(e.into()))?;
+        if held >= self.bounds.per_caller {
+            return Err(Refusal::Full(format!(
+                "this caller holds {held} tasks already (at most {}); each is kept until its ttlMs ends",
+                self.bounds.per_caller
+            )));
+        }
+        if total >= self.bounds.total {
+            return Err(Refusal::Full(format!(
+                "the task store holds {total} tasks already (at most {})",
+                self.bounds.total
+            )));
+        }
+        let json = serde_json::to_string(record).map_err(|e| Refusal::Unavailable(e.into()))?;
+        let expires = record.expires_ms();
+        redis::pipe()
+            .atomic()
+            .cmd("SET")
+            .arg(record_key(&record.id))
+            .arg(json)
+            .arg("PX")
+            .arg(left(expires))
+            .ignore()
+            .zadd(&caller, &record.id, expires)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&caller)
+            .arg(left(expires))
+            .arg("GT")
+            .ignore()
+            .zadd(ALL_KEY, &record.id, expires)
+            .ignore()
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(|e| Refusal::Unavailable(e.into()))
+    }
+
+    pub async fn get(&self, id: &str) -> Result<Option<Seen>> {
+        let mut connection = self.connection.clone();
+        let key = record_key(id);
+        let (json, answered): (Option<String>, Vec<String>) = redis::pipe()
+            .get(&key)
+            .hkeys(format!("{key}:answers"))
+            .query_async(&mut connection)
+            .await
+            .context("the task store did not answer")?;
+        let Some(json) = json else { return Ok(None) };
+        let record = serde_json::from_str(&json).context("a task record in the store is malformed")?;
+        Ok(Some(Seen { record, answered }))
+    }
+
+    pub async fn put(&self, record: &TaskRecord) -> Result<()> {
+        let mut connection = self.connection.clone();
+        let json = serde_json::to_string(record)?;
+        // XX: a record that expired stays gone.
+        redis::cmd("SET")
+            .arg(record_key(&record.id))
+            .arg(json)
+            .arg("PX")
+            .arg(left(record.expires_ms()))
+            .arg("XX")
+            .query_async::<Option<String>>(&mut connection)
+            .await
+            .context("the task store did not take the record")?;
+        Ok(())
+    }
+
+    pub async fn answer(&self, id: &str, answers: BTreeMap<String, Value>, expires_ms: u64) -> Result<()> {
+        if answers.is_empty() {
+            return Ok(());
+        }
+        let mut connection = self.connection.clone();
+        let key = format!("{}:answers", record_key(id));
+        let pairs: Vec<(String, String)> = answers.into_iter().map(|(k, v)| (k, v.to_string())).collect();
+        redis::pipe()
+            .atomic()
+            .hset_multiple(&key, &pairs)
+            .ignore()
+            .pexpire(&key, left(expires_ms) as i64)
+            .ignore()
+            .query_async::<()>(&mut connection)
+            .await
+            .context("the task store did not take the answers")
+    }
+
+    pub async fn cancel(&self, id: &str, expires_ms: u64) -> Result<()> {
+        let mut connection = self.connection.clone();
+        redis::cmd("SET")
+            .arg(format!("{}:cancel", record_key(id)))
+            .arg(1)
+            .arg("PX")
+            .arg(left(expires_ms))
+            .query_async::<()>(&mut connection)
+            .await
+            .context("the task store did not take the cancel request")
+    }
+
+    pub async fn control(&self, id: &str) -> Result<Control> {
+        let mut connection = self.connection.clone();
+        let key = record_key(id);
+        let answers_key = format!("{key}:answers");
+        let (cancel, answers): (bool, BTreeMap<String, String>) = redis::pipe()
+            .atomic()
+            .exists(format!("{key}:cancel"))
+            .hgetall(&answers_key)
+            .del(&answers_key)
+            .ignore()
+            .query_async(&mut connection)
+            .await
+            .context("the task store did not answer")?;
+        let answers = answers
+            .into_iter()
+            .filter_map(|(key, value)| Some((key, serde_json::from_str(&value).ok()?)))
+            .collect();
+        Ok(Control { cancel, answers })
+    }
+
+    /// Records `digest` as used; false if it was used before (on any replica).
+    pub async fn use_once(&self, digest: &[u8; 32], ttl_ms: u64) -> Result<bool> {
+        let mut connection = self.connection.clone();
+        let set: Option<String> = redis::cmd("SET")
+            .arg(format!("warden:state:{}", hex(digest)))
+            .arg(1)
+            .arg("NX")
+            .arg("PX")
+            .arg(ttl_ms.max(1))
+            .query_async(&mut connection)
+            .await
+            .context("the task store did not answer")?;
+        Ok(set.is_some())
+    }
+}

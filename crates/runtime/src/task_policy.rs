@@ -1,0 +1,156 @@
+//! `[tasks]` in the operator's manifest: which tools' calls may or must
+//! become MCP tasks (SEP-2663), and how long a task may run.
+//!
+//! The decision is the operator's, never the model's: a client that
+//! declared the tasks extension gets a task only where this says so.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+/// Whether a tool's calls become tasks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskSupport {
+    /// Always an ordinary call (the default).
+    #[default]
+    Forbidden,
+    /// A task for a client that declared the extension and a call that
+    /// outlives the immediate window; an ordinary call otherwise.
+    Optional,
+    /// Only ever a task: a client without the extension gets `-32021`.
+    Required,
+}
+
+impl TaskSupport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
+/// The validated `[tasks]` section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskPolicy {
+    /// For every tool not named in `tools`.
+    pub default: TaskSupport,
+    /// Per tool, by the name the plugin declares.
+    pub tools: BTreeMap<String, TaskSupport>,
+    /// Wall-clock time one task may run, in place of `[limits] timeout`.
+    pub timeout: Duration,
+}
+
+/// A task runs for at most ten minutes unless the manifest says otherwise.
+pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// And never for more than a day: a task holds a sandbox slot while it runs.
+pub const MAX_TASK_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+impl Default for TaskPolicy {
+    fn default() -> Self {
+        Self {
+            default: TaskSupport::Forbidden,
+            tools: BTreeMap::new(),
+            timeout: DEFAULT_TASK_TIMEOUT,
+        }
+    }
+}
+
+impl TaskPolicy {
+    /// The policy for the tool the plugin declares as `tool`.
+    pub fn support(&self, tool: &str) -> TaskSupport {
+        self.tools.get(tool).copied().unwrap_or(self.default)
+    }
+
+    /// Whether any tool may become a task.
+    pub fn any(&self) -> bool {
+        self.default != TaskSupport::Forbidden || self.tools.values().any(|s| *s != TaskSupport::Forbidden)
+    }
+}
+
+/// `[tasks]` as written.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTasks {
+    default: Option<String>,
+    timeout: Option<String>,
+    #[serde(default)]
+    tools: BTreeMap<String, String>,
+}
+
+pub(crate) fn parse(raw: RawTasks) -> Result<TaskPolicy> {
+    let support = |value: &str, key: &str| -> Result<TaskSupport> {
+        match value {
+            "forbidden" => Ok(TaskSupport::Forbidden),
+            "optional" => Ok(TaskSupport::Optional),
+            "required" => Ok(TaskSupport::Required),
+            other => bail!("`{key}` = {other:?}: write \"forbidden\", \"optional\" or \"required\""),
+        }
+    };
+    let default = match &raw.default {
+        Some(value) => support(value, "tasks.default")?,
+        None => TaskSupport::Forbidden,
+    };
+    let mut tools = BTreeMap::new();
+    for (name, value) in &raw.tools {
+        tools.insert(name.clone(), support(value, &format!("tasks.tools.{name}"))?);
+    }
+    let timeout = match &raw.timeout {
+        Some(text) => {
+            crate::manifest::parse_duration(text).with_context(|| format!("`tasks.timeout` = {text:?} is not valid"))?
+        }
+        None => DEFAULT_TASK_TIMEOUT,
+    };
+    if timeout.is_zero() || timeout > MAX_TASK_TIMEOUT {
+        bail!("`tasks.timeout` must be longer than zero and at most 24h");
+    }
+    Ok(TaskPolicy {
+        default,
+        tools,
+        timeout,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::manifest::Manifest;
+
+    use super::*;
+
+    #[test]
+    fn tools_are_forbidden_to_become_tasks_by_default() {
+        let manifest = Manifest::parse("").unwrap();
+        assert_eq!(manifest.tasks.support("anything"), TaskSupport::Forbidden);
+        assert!(!manifest.tasks.any());
+        assert_eq!(manifest.tasks.timeout, DEFAULT_TASK_TIMEOUT);
+    }
+
+    #[test]
+    fn a_tool_entry_overrides_the_default() {
+        let manifest = Manifest::parse(
+            "[tasks]\ndefault = \"optional\"\ntimeout = \"2h\"\n[tasks.tools]\ncrawl = \"required\"\nping = \"forbidden\"\n",
+        )
+        .unwrap();
+        assert_eq!(manifest.tasks.support("crawl"), TaskSupport::Required);
+        assert_eq!(manifest.tasks.support("ping"), TaskSupport::Forbidden);
+        assert_eq!(manifest.tasks.support("other"), TaskSupport::Optional);
+        assert_eq!(manifest.tasks.timeout, Duration::from_secs(7200));
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let err = format!(
+            "{:#}",
+            Manifest::parse("[tasks.tools]\ncrawl = \"always\"").unwrap_err()
+        );
+        assert!(err.contains("tasks.tools.crawl") && err.contains("required"), "{err}");
+        let err = format!("{:#}", Manifest::parse("[tasks]\ntimeout = \"3d\"").unwrap_err());
+        assert!(err.contains("tasks.timeout"), "{err}");
+        let err = format!("{:#}", Manifest::parse("[tasks]\nlimit = 3").unwrap_err());
+        assert!(err.contains("limit"), "{err}");
+    }
+}
