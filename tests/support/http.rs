@@ -103,7 +103,11 @@ impl HttpWarden {
         let mut request = super::raw::raw_post(&self.url)
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", method);
-        if let Some(name) = params["name"].as_str().or(params["uri"].as_str()) {
+        if let Some(name) = params["name"]
+            .as_str()
+            .or(params["uri"].as_str())
+            .or(params["taskId"].as_str())
+        {
             request = request.header("mcp-name", name);
         }
         if let Some(token) = token {

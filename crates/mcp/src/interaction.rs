@@ -72,7 +72,7 @@ pub enum Wire {
     Detached,
 }
 
-/// Where a task's questions go once the task exists (see `crate::tasks`).
+/// Where a task's questions go once the task exists (the tasks module drives them).
 pub trait TaskInput: Send + Sync {
     /// Whether the task exists yet.
     fn started(&self) -> bool;

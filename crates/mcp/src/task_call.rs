@@ -199,7 +199,14 @@ impl TaskCall {
             }
         };
         invocation.record(ended.outcome, ended.facts());
-        driver.finish(finish(ended.outcome, ended.answer)).await;
+        // Cancelled: whether the guest stopped on its own (`host.cancelled()`)
+        // or was interrupted, the task is `cancelled`.
+        let outcome = if cancel.is_cancelled() {
+            Outcome::Cancelled
+        } else {
+            ended.outcome
+        };
+        driver.finish(finish(outcome, ended.answer)).await;
     }
 }
 

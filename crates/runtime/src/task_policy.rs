@@ -100,9 +100,8 @@ pub(crate) fn parse(raw: RawTasks) -> Result<TaskPolicy> {
         tools.insert(name.clone(), support(value, &format!("tasks.tools.{name}"))?);
     }
     let timeout = match &raw.timeout {
-        Some(text) => {
-            crate::manifest::parse_duration(text).with_context(|| format!("`tasks.timeout` = {text:?} is not valid"))?
-        }
+        Some(text) => humantime::parse_duration(text.trim())
+            .with_context(|| format!("`tasks.timeout` = {text:?} is not valid; write it like `30m` or `2h`"))?,
         None => DEFAULT_TASK_TIMEOUT,
     };
     if timeout.is_zero() || timeout > MAX_TASK_TIMEOUT {
@@ -117,40 +116,44 @@ pub(crate) fn parse(raw: RawTasks) -> Result<TaskPolicy> {
 
 #[cfg(test)]
 mod tests {
-    use crate::manifest::Manifest;
-
     use super::*;
+
+    fn policy(text: &str) -> Result<TaskPolicy> {
+        #[derive(Deserialize)]
+        struct Raw {
+            #[serde(default)]
+            tasks: RawTasks,
+        }
+        parse(toml::from_str::<Raw>(text)?.tasks)
+    }
 
     #[test]
     fn tools_are_forbidden_to_become_tasks_by_default() {
-        let manifest = Manifest::parse("").unwrap();
-        assert_eq!(manifest.tasks.support("anything"), TaskSupport::Forbidden);
-        assert!(!manifest.tasks.any());
-        assert_eq!(manifest.tasks.timeout, DEFAULT_TASK_TIMEOUT);
+        let tasks = policy("").unwrap();
+        assert_eq!(tasks.support("anything"), TaskSupport::Forbidden);
+        assert!(!tasks.any());
+        assert_eq!(tasks.timeout, DEFAULT_TASK_TIMEOUT);
     }
 
     #[test]
     fn a_tool_entry_overrides_the_default() {
-        let manifest = Manifest::parse(
+        let tasks = policy(
             "[tasks]\ndefault = \"optional\"\ntimeout = \"2h\"\n[tasks.tools]\ncrawl = \"required\"\nping = \"forbidden\"\n",
         )
         .unwrap();
-        assert_eq!(manifest.tasks.support("crawl"), TaskSupport::Required);
-        assert_eq!(manifest.tasks.support("ping"), TaskSupport::Forbidden);
-        assert_eq!(manifest.tasks.support("other"), TaskSupport::Optional);
-        assert_eq!(manifest.tasks.timeout, Duration::from_secs(7200));
+        assert_eq!(tasks.support("crawl"), TaskSupport::Required);
+        assert_eq!(tasks.support("ping"), TaskSupport::Forbidden);
+        assert_eq!(tasks.support("other"), TaskSupport::Optional);
+        assert_eq!(tasks.timeout, Duration::from_secs(7200));
     }
 
     #[test]
     fn bad_values_name_the_key() {
-        let err = format!(
-            "{:#}",
-            Manifest::parse("[tasks.tools]\ncrawl = \"always\"").unwrap_err()
-        );
+        let err = format!("{:#}", policy("[tasks.tools]\ncrawl = \"always\"").unwrap_err());
         assert!(err.contains("tasks.tools.crawl") && err.contains("required"), "{err}");
-        let err = format!("{:#}", Manifest::parse("[tasks]\ntimeout = \"3d\"").unwrap_err());
+        let err = format!("{:#}", policy("[tasks]\ntimeout = \"3d\"").unwrap_err());
         assert!(err.contains("tasks.timeout"), "{err}");
-        let err = format!("{:#}", Manifest::parse("[tasks]\nlimit = 3").unwrap_err());
+        let err = format!("{:#}", policy("[tasks]\nlimit = 3").unwrap_err());
         assert!(err.contains("limit"), "{err}");
     }
 }

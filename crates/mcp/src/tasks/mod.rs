@@ -14,7 +14,7 @@
 //! - `store`: where records live (this process, or Redis: `redis_store`);
 //! - `driver`: one running task — its record, lease, questions and status.
 //!
-//! `crate::task_call` runs a tool call as a (possible) task.
+//! The task-call module runs a tool call as a (possible) task.
 
 pub mod driver;
 pub mod record;

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# MCP tasks (SEP-2663) across three `warden serve --http` replicas that share a Redis task
+# store (Debian's redis-server, started here on loopback), behind nginx (deploy/nginx/
+# warden.conf, its ports replaced), serving the task fixtures of tests/plugins/conformance-
+# interactive with a manifest that lets them become tasks:
+#
+# 1. a task created on r1 is polled through r2, r3 and nginx, its question answered through
+#    r2, and another cancelled through r3 (tasks_replicas.py shared);
+# 2. SIGKILL of the replica running a task: every other replica reports it `failed`, naming
+#    the replica, within the lease (5 s);
+# 3. SIGTERM of a replica running two tasks with --shutdown-grace 3s: the short one completes,
+#    the long one is marked `failed` ("shut down before it finished"), the replica exits 0.
+#
+# Installs redis-server and nginx with apt-get when missing (CI runs as root). Everything it
+# writes is under target/interop/tasks-replicas. WARDEN_BIN=<path> uses that binary.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$root/tests/interop/lib.sh"
+work="$interop/tasks-replicas"
+started_at=$(date +%s)
+
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+if [ "${#need[@]}" -gt 0 ]; then
+  command -v apt-get >/dev/null 2>&1 || { echo "FAIL: ${need[*]} missing and no apt-get"; exit 1; }
+  echo "== installing Debian's ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+nginx="$(command -v nginx || echo /usr/sbin/nginx)"
+redis-server --version
+
+if [ -n "${WARDEN_BIN:-}" ]; then
+  warden="$WARDEN_BIN"
+else
+  cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
+  warden="${CARGO_TARGET_DIR:-$root/target}/debug/warden"
+fi
+(cd "$root/tests/plugins" && env -u CARGO_TARGET_DIR -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS \
+  cargo build --quiet --release --target wasm32-wasip2 -p conformance-interactive --target-dir "$root/target/guests")
+python_venv "mcp==2.3.0"
+
+rm -rf "$work"
+mkdir -p "$work/plugins" "$work/tmp"
+cp "$root/target/guests/wasm32-wasip2/release/conformance_interactive.wasm" "$work/plugins/tasks.wasm"
+cat >"$work/plugins/tasks.toml" <<TOML
+[interaction]
+elicit = true
+
+[tasks]
+timeout = "2m"
+
+[tasks.tools]
+slow_compute = "optional"
+confirm_delete = "optional"
+TOML
+
+declare -A pid port
+other_pids=()
+cleanup() {
+  for p in "${pid[@]}" "${other_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+redis_port=$(free_port)
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 &
+other_pids+=($!)
+for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -p "$redis_port" ping >/dev/null || { echo "FAIL: redis did not start"; cat "$work/redis.log"; exit 1; }
+store="redis://127.0.0.1:$redis_port/0"
+
+for name in r1 r2 r3; do port[$name]=$(free_port); done
+lb_port=$(free_port)
+start() {
+  local name=$1
+  "$warden" serve --plugins "$work/plugins" --cache-dir "$work/cache" --task-store "$store" \
+    --http "127.0.0.1:${port[$name]}" --replica-id "$name" --shutdown-grace 3s \
+    >>"$work/$name.log" 2>&1 </dev/null &
+  pid[$name]=$!
+  for _ in $(seq 600); do
+    curl -fsS "http://127.0.0.1:${port[$name]}/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "${pid[$name]}" 2>/dev/null || { echo "FAIL: $name exited"; cat "$work/$name.log"; exit 1; }
+    sleep 0.1
+  done
+  echo "FAIL: $name was not ready"; cat "$work/$name.log"; exit 1
+}
+for name in r1 r2 r3; do start "$name"; done
+sed -e "s/127\.0\.0\.1:8080\b/127.0.0.1:$lb_port/" -e "s/127\.0\.0\.1:8081\b/127.0.0.1:${port[r1]}/" \
+  -e "s/127\.0\.0\.1:8082\b/127.0.0.1:${port[r2]}/" -e "s/127\.0\.0\.1:8083\b/127.0.0.1:${port[r3]}/" \
+  "$root/deploy/nginx/warden.conf" >"$work/warden.conf"
+cat >"$work/nginx.conf" <<NGINX
+daemon off;
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $work/tmp/body;
+    proxy_temp_path $work/tmp/proxy;
+    include $work/warden.conf;
+}
+NGINX
+"$nginx" -p "$work" -e "$work/nginx-error.log" -c "$work/nginx.conf" &
+other_pids+=($!)
+for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$lb_port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+lb="http://127.0.0.1:$lb_port/mcp"
+replicas() {
+  printf '{"r1": {"addr": "127.0.0.1:%s"}, "r2": {"addr": "127.0.0.1:%s"}, "r3": {"addr": "127.0.0.1:%s"}}' \
+    "${port[r1]}" "${port[r2]}" "${port[r3]}"
+}
+driver() { "$python" "$root/tests/interop/tasks_replicas.py" "$@"; }
+
+echo "== one task, three replicas and nginx (store $store)"
+driver shared "$lb" "$(replicas)"
+
+echo "== SIGKILL of the replica running a task"
+id=$(driver start "$lb" "$(replicas)" r2 slow_compute '{"seconds": 60, "label": "orphan"}')
+sleep 1
+kill -KILL "${pid[r2]}"
+wait "${pid[r2]}" 2>/dev/null || true
+unset 'pid[r2]'
+driver wait "$lb" "$(replicas)" r3 "$id" failed 15 "(\`r2\`)"
+start r2
+
+echo "== SIGTERM of a replica running two tasks (--shutdown-grace 3s)"
+short=$(driver start "$lb" "$(replicas)" r1 slow_compute '{"seconds": 1.5, "label": "short"}')
+long=$(driver start "$lb" "$(replicas)" r1 slow_compute '{"seconds": 60, "label": "long"}')
+kill -TERM "${pid[r1]}"
+status=0
+wait "${pid[r1]}" || status=$?
+unset 'pid[r1]'
+echo "r1 exited with status $status"
+[ "$status" -eq 0 ] || { echo "FAIL: r1 exited with $status"; tail "$work/r1.log"; exit 1; }
+driver wait "$lb" "$(replicas)" r2 "$short" completed 5
+driver wait "$lb" "$(replicas)" r3 "$long" failed 5 "shut down before it finished"
+grep -q "task(s) still running at shutdown were marked failed" "$work/r1.log" ||
+  { echo "FAIL: r1 did not log the tasks it marked failed"; tail "$work/r1.log"; exit 1; }
+
+echo "ok: tasks across replicas ($(( $(date +%s) - started_at ))s)"
