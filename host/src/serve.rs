@@ -13,6 +13,7 @@ use rmcp::service::ServerInitializeError;
 
 use crate::cli::{CacheArgs, ServeArgs};
 use warden_mcp::access::AccessPolicy;
+use warden_mcp::interaction::UsedStates;
 use warden_mcp::tasks::Tasks;
 use warden_mcp::tasks::redis_store::RedisStore;
 use warden_mcp::tasks::store::{Bounds, TaskStore};
@@ -129,6 +130,11 @@ impl Host {
             tokio::spawn(reconciler.run(batches));
             watcher
         });
+        let tasks = Arc::new(tasks);
+        let used_states = UsedStates::default();
+        if tasks.is_shared() {
+            used_states.share_with(tasks.clone());
+        }
         let state_codec = match &config.state_key {
             Some(path) => warden_mcp::interaction::codec_with_key(warden_mcp::state_key::load(path)?)?,
             None => warden_mcp::interaction::process_codec()?,
@@ -141,8 +147,8 @@ impl Host {
                 notifier,
                 in_flight: InFlight::default(),
                 state_codec,
-                used_states: Default::default(),
-                tasks: Arc::new(tasks),
+                used_states,
+                tasks,
             }),
             _watcher: watcher,
         })

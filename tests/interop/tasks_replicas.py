@@ -119,11 +119,31 @@ def shared(lb, replicas):
         check(answer.get("error", {}).get("code") == -32602, f"a made-up id is unknown at {url}")
 
 
+def replay(replicas):
+    """An interactive call's requestState is accepted once across every replica."""
+    r1, r2, r3 = (f"http://{replicas[n]['addr']}/mcp" for n in ("r1", "r2", "r3"))
+    tool = "test_input_required_result_elicitation"
+    first = post(r1, "tools/call", {"name": tool, "arguments": {}})["result"]
+    state = first.get("requestState")
+    check(first.get("resultType") == "input_required" and bool(state), "r1 asks, with a sealed requestState")
+    retry = {"name": tool, "arguments": {}, "requestState": state,
+             "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Alice"}}}}
+    done = post(r2, "tools/call", retry)
+    text = done.get("result", {}).get("content", [{}])[0].get("text")
+    check(text == "Hello, Alice!", f"r2 continues the call r1 began: {text!r}")
+    again = post(r3, "tools/call", retry)
+    error = again.get("error", {})
+    check(error.get("code") == -32602 and "another replica" in error.get("message", ""),
+          f"r3 refuses the same requestState: {error.get('message')!r}")
+
+
 def main():
     step, lb, replicas = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     url = lambda name: f"http://{replicas[name]['addr']}/mcp"
     if step == "shared":
         shared(lb, replicas)
+    elif step == "replay":
+        replay(replicas)
     elif step == "start":
         print(create(url(sys.argv[4]), sys.argv[5], json.loads(sys.argv[6])))
         return

@@ -6,6 +6,7 @@
 #
 # 1. a task created on r1 is polled through r2, r3 and nginx, its question answered through
 #    r2, and another cancelled through r3 (tasks_replicas.py shared);
+#    an interactive call begun on r1 is continued on r2, and its requestState refused on r3;
 # 2. SIGKILL of the replica running a task: every other replica reports it `failed`, naming
 #    the replica, within the lease (5 s);
 # 3. SIGTERM of a replica running two tasks with --shutdown-grace 3s: the short one completes,
@@ -71,12 +72,15 @@ other_pids+=($!)
 for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 redis-cli -p "$redis_port" ping >/dev/null || { echo "FAIL: redis did not start"; cat "$work/redis.log"; exit 1; }
 store="redis://127.0.0.1:$redis_port/0"
+# One key for every replica, so any of them continues an interactive call.
+"$python" -c 'import base64, os, sys; open(sys.argv[1], "w").write(base64.b64encode(os.urandom(48)).decode())' "$work/state.key"
+chmod 600 "$work/state.key"
 
 for name in r1 r2 r3; do port[$name]=$(free_port); done
 lb_port=$(free_port)
 start() {
   local name=$1
-  "$warden" serve --plugins "$work/plugins" --cache-dir "$work/cache" --task-store "$store" \
+  "$warden" serve --plugins "$work/plugins" --cache-dir "$work/cache" --task-store "$store" --state-key-file "$work/state.key" \
     --http "127.0.0.1:${port[$name]}" --replica-id "$name" --shutdown-grace 3s \
     >>"$work/$name.log" 2>&1 </dev/null &
   pid[$name]=$!
@@ -116,6 +120,9 @@ driver() { "$python" "$root/tests/interop/tasks_replicas.py" "$@"; }
 
 echo "== one task, three replicas and nginx (store $store)"
 driver shared "$lb" "$(replicas)"
+
+echo "== an interactive call's requestState, accepted once across the replicas"
+driver replay "$lb" "$(replicas)"
 
 echo "== SIGKILL of the replica running a task"
 id=$(driver start "$lb" "$(replicas)" r2 slow_compute '{"seconds": 60, "label": "orphan"}')

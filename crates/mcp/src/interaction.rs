@@ -42,7 +42,7 @@ use rmcp::service::{Peer, RoleServer};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
-pub use used_states::UsedStates;
+pub use used_states::{SharedUses, UsedStates};
 
 use warden_plugins::plugin::Reply;
 use warden_runtime::contract::types;
@@ -322,7 +322,11 @@ where
         (true, None, Some(responses)) => Some(responses),
         _ => None,
     };
+    let sealed = retry.state;
     let (mut round, mut input) = answers::resume(&resumption, retry)?;
+    if let (true, Some(sealed)) = (resumption.stateless, sealed) {
+        asker.used.use_shared(sealed).await?;
+    }
     loop {
         let (reply, report) = run(input.take(), asks).await;
         let asked = match reply {

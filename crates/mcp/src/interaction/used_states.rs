@@ -4,12 +4,18 @@
 //! interactive calls within one state lifetime) it fails closed: a retry it
 //! could not remember is refused, until older entries expire.
 //!
-//! One process only: replicas sharing a `--state-key-file` do not share this
-//! set, so a state can be used once on each of them (docs/security.md).
+//! Replicas that share a task store (`--task-store redis://…`) also record
+//! each state there (`SharedUses`), so a state is accepted once across all
+//! of them; without one, a state can be used once on each replica sharing a
+//! `--state-key-file` (docs/security.md).
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::Mutex;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use rmcp::ErrorData as McpError;
 
 use sha2::{Digest, Sha256};
 
@@ -30,6 +36,17 @@ pub struct UsedStates {
     inner: Mutex<Inner>,
     cap: usize,
     ttl: Duration,
+    shared: OnceLock<Arc<dyn SharedUses>>,
+}
+
+/// A record of used states every replica shares.
+pub trait SharedUses: Send + Sync {
+    /// Records `digest` as used for `ttl`; false if it was used before.
+    fn use_once<'a>(
+        &'a self,
+        digest: [u8; 32],
+        ttl: Duration,
+    ) -> Pin<Box<dyn Future<Output = anyhow::Result<bool>> + Send + 'a>>;
 }
 
 #[derive(Default)]
@@ -46,6 +63,34 @@ impl UsedStates {
             inner: Mutex::new(Inner::default()),
             cap,
             ttl,
+            shared: OnceLock::new(),
+        }
+    }
+
+    /// From now on, states are also recorded in `shared`.
+    pub fn share_with(&self, shared: Arc<dyn SharedUses>) {
+        let _ = self.shared.set(shared);
+    }
+
+    /// Records `sealed` in the shared record, when there is one: refused if
+    /// another replica accepted it already, or (failing closed) if the
+    /// record cannot be reached.
+    pub async fn use_shared(&self, sealed: &str) -> Result<(), McpError> {
+        let Some(shared) = self.shared.get() else { return Ok(()) };
+        let digest: [u8; 32] = Sha256::digest(sealed.as_bytes()).into();
+        match shared.use_once(digest, self.ttl).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(McpError::invalid_params(
+                "requestState has been used already (on another replica): each one continues a call once; call again without it",
+                None,
+            )),
+            Err(error) => {
+                tracing::error!("cannot record a used requestState in the task store: {error:#}");
+                Err(McpError::internal_error(
+                    "the shared record of used request states is unavailable; try again",
+                    None,
+                ))
+            }
         }
     }
 

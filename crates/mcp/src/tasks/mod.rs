@@ -22,6 +22,8 @@ pub mod redis_store;
 pub mod store;
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,6 +32,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{GetTaskResult, InputResponses};
 use serde_json::json;
 
+use crate::interaction::SharedUses;
 use driver::TaskDriver;
 use record::{TaskRecord, now_ms};
 use store::{Bounds, TaskStore};
@@ -206,6 +209,29 @@ impl Tasks {
             driver.cancel_now();
         }
         Ok(())
+    }
+}
+
+/// With a shared store, interactive `requestState`s are recorded there too.
+impl SharedUses for Tasks {
+    fn use_once<'a>(
+        &'a self,
+        digest: [u8; 32],
+        ttl: Duration,
+    ) -> Pin<Box<dyn Future<Output = anyhow::Result<bool>> + Send + 'a>> {
+        Box::pin(async move {
+            match self.store.use_once(&digest, ttl.as_millis() as u64).await {
+                Some(used) => used,
+                None => Ok(true),
+            }
+        })
+    }
+}
+
+impl Tasks {
+    /// Whether replicas share this store (Redis).
+    pub fn is_shared(&self) -> bool {
+        matches!(self.store, TaskStore::Redis(_))
     }
 }
 
