@@ -68,6 +68,10 @@ pub const PYTHON: &[(&str, &str)] = &[
         include_str!("../../../sdk/python/warden_plugin/host.py"),
     ),
     (
+        "warden_plugin/input.py",
+        include_str!("../../../sdk/python/warden_plugin/input.py"),
+    ),
+    (
         "warden_plugin/plugin.py",
         include_str!("../../../sdk/python/warden_plugin/plugin.py"),
     ),
