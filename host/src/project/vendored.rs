@@ -109,6 +109,10 @@ pub const JS: &[(&str, &str)] = &[
         include_str!("../../../sdk/js/src/index.js"),
     ),
     (
+        "warden-plugin/src/input.js",
+        include_str!("../../../sdk/js/src/input.js"),
+    ),
+    (
         "warden-plugin/src/schema.js",
         include_str!("../../../sdk/js/src/schema.js"),
     ),
