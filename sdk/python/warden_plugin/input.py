@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Generic, Iterator, List, Literal, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import schema as _schema
-from .content import Content, Message
+from .content import Message
 from .host import INTERACTIONS
 
 T = TypeVar("T")
@@ -468,10 +468,6 @@ class Input:
 
 def _wrong_kind(key: str, wanted: str) -> Refused:
     return Refused(f"the answer under {key!r} is not {wanted}")
-
-
-# Content beside str a sampling message may hold (images, audio).
-SamplingContent = Content
 
 __all__ = [
     "Answer",
