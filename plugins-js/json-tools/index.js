@@ -4,10 +4,14 @@
 //   tools      json_pointer  (RFC 6901: the value at a pointer)
 //              json_diff     (RFC 6902: the JSON Patch that turns one document into another)
 //              json_format   (re-indent, optionally sort keys)
+//              json_delete   (remove the value at a pointer, once the user confirms)
+//              json_set      (set the value at a pointer to what the user types in a form)
+//              — the last two ask the user (contract 0.2.0 interaction; the manifest,
+//              warden.toml, grants `[interaction] elicit`)
 //   resources  json-tools://pointer-syntax, json-tools://examples/{name}
 //   prompt     explain_changes (before/after → a review of the changes), with completions
 
-import { Plugin, ResourceTemplate, schema, completable, log } from 'warden-plugin';
+import { Plugin, ResourceTemplate, RefusedError, schema, completable, log } from 'warden-plugin';
 
 const plugin = new Plugin({ name: 'json-tools', version: '0.1.0' });
 
@@ -201,6 +205,97 @@ plugin.registerTool(
       throw new Error('the text is not valid JSON');
     }
     return JSON.stringify(sort_keys ? sortKeys(value) : value, null, indent);
+  },
+);
+
+// ---- tools that ask the user (elicitation) ----
+
+// What they say when they cannot ask: the client does not support form elicitation, or
+// the operator did not grant `[interaction] elicit`.
+const CANNOT_ASK =
+  "it needs the user's answer, and that cannot be asked here (the client does not support form elicitation, " +
+  'or the operator has not granted `[interaction] elicit` to this plugin)';
+
+// The parent of the value at `pointer` and the last token (not for "").
+function parentOf(document, pointer) {
+  const tokens = parsePointer(pointer);
+  if (tokens.length === 0) throw new Error('the pointer "" names the whole document: name a member or an element');
+  const last = tokens.pop();
+  const parent = resolvePointer(document, tokens.map((t) => '/' + escapeToken(t)).join(''));
+  if (parent === null || typeof parent !== 'object') {
+    throw new Error(`no value at ${pointer}: its parent is ${parent === null ? 'null' : `a ${kind(parent)}`}, not an object or array`);
+  }
+  return { parent, last };
+}
+
+plugin.registerTool(
+  'json_delete',
+  {
+    title: 'Delete a value by JSON Pointer',
+    description:
+      'Removes the value at an RFC 6901 JSON Pointer from a JSON document and returns the document, once the user has confirmed it in a form the client shows.',
+    inputSchema: {
+      document: anyJson('The JSON document to change.'),
+      pointer: schema.string({ description: 'The RFC 6901 JSON Pointer of the value to remove (not "").' }),
+    },
+  },
+  ({ document, pointer }, { input }) => {
+    const value = resolvePointer(document, pointer);
+    const { parent, last } = parentOf(document, pointer);
+    if (!input.canAsk('elicit-form')) throw new Error(`did not delete ${pointer}: ${CANNOT_ASK}`);
+    let confirmed;
+    try {
+      confirmed = input.confirm('confirm', `Delete the ${kind(value)} at ${pointer}?`);
+    } catch (error) {
+      if (error instanceof RefusedError) throw new Error(`did not delete ${pointer}: the confirmation could not be asked (${error.reason})`);
+      throw error;
+    }
+    if (!confirmed) return 'Deleted nothing: the user did not confirm (declined, cancelled or left unchecked).';
+    if (Array.isArray(parent)) parent.splice(Number(last), 1);
+    else delete parent[last];
+    log('info', `json_delete: removed ${pointer}`);
+    return JSON.stringify(document);
+  },
+);
+
+plugin.registerTool(
+  'json_set',
+  {
+    title: 'Set a value by JSON Pointer',
+    description:
+      'Asks the user, in a form, for the value to put at an RFC 6901 JSON Pointer (a member of an object, or an element of an array: "-" appends) and returns the changed document.',
+    inputSchema: {
+      document: anyJson('The JSON document to change.'),
+      pointer: schema.string({ description: 'The RFC 6901 JSON Pointer to set (not "").' }),
+    },
+  },
+  ({ document, pointer }, { input }) => {
+    const { parent, last } = parentOf(document, pointer);
+    if (Array.isArray(parent) && !(last === '-' || (/^(0|[1-9][0-9]*)$/.test(last) && Number(last) < parent.length))) {
+      throw new Error(`cannot set ${pointer}: the array has ${parent.length} items; use an index below that or "-" to append`);
+    }
+    if (!input.canAsk('elicit-form')) throw new Error(`did not set ${pointer}: ${CANNOT_ASK}`);
+    const answer = input.elicit('value', `The new value at ${pointer}`, {
+      value: schema.string({ title: 'Value', description: 'JSON (42, true, "text", [1, 2]) or plain text' }),
+      as_text: schema.optional(schema.boolean({ title: 'Plain text', description: 'Keep the value as a string', default: false })),
+    });
+    if (answer.action !== 'accept') return `Set nothing: the user chose ${answer.action}.`;
+    const { value: typed, as_text: asText = false } = answer.content;
+    let value = typed;
+    if (!asText) {
+      try {
+        value = JSON.parse(typed);
+      } catch {
+        value = typed;
+      }
+    }
+    if (Array.isArray(parent)) {
+      if (last === '-') parent.push(value);
+      else parent[Number(last)] = value;
+    } else {
+      parent[last] = value;
+    }
+    return JSON.stringify(document);
   },
 );
 

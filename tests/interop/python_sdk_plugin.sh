@@ -2,15 +2,17 @@
 # The Python SDK (sdk/python, package warden_plugin) and the example plugin written
 # with it (plugins-py/csvtools), end to end:
 #
-#  1. the contract shipped inside the package is byte-identical to wit/v0.1.0/plugin.wit;
+#  1. the contract shipped inside the package is byte-identical to wit/v0.2.0/plugin.wit;
 #  2. the SDK's unit tests (type hints → JSON Schema, values, results, errors) pass
 #     in plain CPython;
 #  3. componentize-py 0.25.1 builds the example against the package's WIT into
 #     target/plugins/python-sdk/csvtools.wasm;
-#  4. `warden check` accepts it and `warden call` runs its tools (exit 0, 1, 2);
-#  5. `warden serve` serves it over stdio to the official Python MCP SDK (mcp
-#     2.3.0, both protocol eras), which checks exact values
-#     (tests/interop/python_sdk_plugin.py).
+#  4. `warden check` accepts it and `warden call` runs its tools (exit 0, 1, 2; with
+#     no client, the interactive tools say they cannot ask);
+#  5. `warden serve` serves it, with its manifest (plugins-py/csvtools/warden.toml:
+#     `[interaction] elicit`), over stdio to the official Python MCP SDK (mcp 2.3.0,
+#     both protocol eras), which checks exact values, elicitation answered by its
+#     callback included (tests/interop/python_sdk_plugin.py).
 #
 # Installs componentize-py and mcp into target/interop/venv (the venv the other
 # interop scripts use); builds Warden (debug; WARDEN_BIN=<path> uses that binary
@@ -24,9 +26,9 @@ source="$root/plugins-py/csvtools"
 plugins="$root/target/plugins/python-sdk"
 cd "$root"
 
-echo "== the contract in the package is wit/v0.1.0/plugin.wit"
-cmp "$root/wit/v0.1.0/plugin.wit" "$sdk/warden_plugin/wit/plugin.wit" \
-  || { echo "sdk/python/warden_plugin/wit/plugin.wit differs from wit/v0.1.0/plugin.wit: copy it again"; exit 1; }
+echo "== the contract in the package is wit/v0.2.0/plugin.wit"
+cmp "$root/wit/v0.2.0/plugin.wit" "$sdk/warden_plugin/wit/plugin.wit" \
+  || { echo "sdk/python/warden_plugin/wit/plugin.wit differs from wit/v0.2.0/plugin.wit: copy it again"; exit 1; }
 
 echo "== SDK unit tests (plain CPython: $(python3 --version))"
 python3 -B "$sdk/tests/test_sdk.py"
@@ -49,6 +51,7 @@ path="$(PYTHONPATH="$build/sdk" python3 -B -m warden_plugin path)"
 echo "== componentize-py 0.25.1: $source -> $plugins/csvtools.wasm"
 (cd "$build/app" && "$componentize" -d "$wit" -w warden:plugin/plugin componentize app -p . -p "$path" \
   -o "$plugins/csvtools.wasm")
+cp "$source/warden.toml" "$plugins/csvtools.toml"
 
 warden_binary
 
@@ -62,7 +65,7 @@ echo "== warden check $plugins/csvtools.wasm"
 XDG_CACHE_HOME="$work/python-sdk-cache" "$warden" check "$plugins/csvtools.wasm" >"$work/python-sdk-check.txt" \
   || { cat "$work/python-sdk-check.txt"; echo "warden check refused the component"; exit 1; }
 for line in "exports      tools, resources, prompts, completions" \
-            "tools        csv_to_markdown, query_csv, summarize_csv" \
+            "tools        add_row, csv_to_markdown, delete_rows, query_csv, summarize_csv" \
             "resources    csv://samples, csv://samples/{name}" "prompts      analyze_csv"; do
   grep -qF -- "$line" "$work/python-sdk-check.txt" \
     || { cat "$work/python-sdk-check.txt"; echo "warden check: no line '$line'"; exit 1; }
@@ -91,6 +94,11 @@ call 0 '{"content":[{"type":"text","text":"{\"columns\":[\"b\"],\"rows\":[[\"4\"
   query_csv '{"csv":"a,b\n1,2\n3,4\n","columns":["b"],"where":[{"column":"a","op":">","value":"2"}]}'
 call 1 '{"content":[{"type":"text","text":"unknown column \"c\"; the columns are: a, b"}],"isError":true}' \
   query_csv '{"csv":"a,b\n1,2\n","sort_by":"c"}'
+# No client to ask: can_ask is false, and the tools say so (an isError result).
+call 1 '{"content":[{"type":"text","text":"did not delete 1 rows: it needs the user'"'"'s answer, and that cannot be asked here (the client does not support form elicitation, or the operator has not granted `[interaction] elicit` to this plugin)"}],"isError":true}' \
+  delete_rows '{"csv":"a\n1\n2\n","column":"a","value":"1"}'
+call 0 '{"content":[{"type":"text","text":"No row has a = \"3\": nothing to delete."}],"isError":false}' \
+  delete_rows '{"csv":"a\n1\n2\n","column":"a","value":"3"}'
 status=0
 "$warden" call "$plugins/csvtools.wasm" query_csv '{"csv":"a\n1\n","limit":0}' --cache-dir "$cache" >/dev/null 2>>"$work/python-sdk-call.log" || status=$?
 [ "$status" -eq 2 ] || { echo "warden call with limit 0: exit $status, want 2"; exit 1; }

@@ -320,7 +320,7 @@ module = "app"
                 "Needs Python 3.10 or later. `warden build` runs componentize-py from `.venv/bin` (or \
              `PATH`); the component holds a Python interpreter, initialised at build time, and is \
              about 18 MB.",
-                "`vendor/warden_plugin` is Warden's Python SDK (0.1.0).",
+                "`vendor/warden_plugin` is Warden's Python SDK (0.2.0).",
             ),
         ),
         (".gitignore", "/build\n/.venv\n__pycache__/\n".to_string()),
@@ -401,7 +401,7 @@ test('hello greets by name', () => {
                 "Its tools are registered in `index.js`.",
                 "Needs Node.js 20 or later and npm. The component holds a JavaScript engine \
              (StarlingMonkey), with the module's top level run at build time, and is about 12 MB.",
-                "`vendor/warden-plugin` is Warden's JavaScript SDK (0.1.0).",
+                "`vendor/warden-plugin` is Warden's JavaScript SDK (0.2.0).",
             ),
         ),
         (".gitignore", "/build\nnode_modules/\n".to_string()),

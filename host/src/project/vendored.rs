@@ -68,6 +68,10 @@ pub const PYTHON: &[(&str, &str)] = &[
         include_str!("../../../sdk/python/warden_plugin/host.py"),
     ),
     (
+        "warden_plugin/input.py",
+        include_str!("../../../sdk/python/warden_plugin/input.py"),
+    ),
+    (
         "warden_plugin/plugin.py",
         include_str!("../../../sdk/python/warden_plugin/plugin.py"),
     ),
@@ -103,6 +107,10 @@ pub const JS: &[(&str, &str)] = &[
     (
         "warden-plugin/src/index.js",
         include_str!("../../../sdk/js/src/index.js"),
+    ),
+    (
+        "warden-plugin/src/input.js",
+        include_str!("../../../sdk/js/src/input.js"),
     ),
     (
         "warden-plugin/src/schema.js",

@@ -1,12 +1,35 @@
-// The exports of world warden:plugin/plugin, in the shape componentize-js expects
+// The exports of world warden:plugin/plugin (contract warden:plugin@0.2.0), in the shape componentize-js expects
 // (interfaces as objects of camelCase functions; records as objects; option as a
 // value or undefined; variants as {tag, val}; an exported result's err as a thrown
 // value). `warden-plugin build` re-exports them from the bundle; authors never import
 // this module.
 
-import { currentPlugin, log, progress, cancelled, NotFoundError, InvalidArgumentsError } from './index.js';
+import { currentPlugin, log, progress, cancelled, canAsk, NotFoundError, InvalidArgumentsError } from './index.js';
+import { Input, isPending } from './input.js';
 
-const extra = { log, progress, cancelled };
+const extra = { log, progress, cancelled, canAsk };
+
+/**
+ * Runs `run` with the call's Input (`extra.input` for the handler): when it recorded
+ * requests, the reply is `input-required` whatever `run` returned or threw; otherwise it
+ * is `{tag: "done", val}` of what `run` returned (a throw other than the PENDING
+ * sentinel passes through).
+ */
+function interact(given, run) {
+  const input = new Input(given, canAsk);
+  let value;
+  try {
+    value = run({ ...extra, input });
+  } catch (error) {
+    const required = input.inputRequired();
+    if (required) return { tag: 'input-required', val: required };
+    if (isPending(error)) throw { tag: 'failed', val: 'an ask was pending but no request was recorded' };
+    throw error;
+  }
+  const required = input.inputRequired();
+  if (required) return { tag: 'input-required', val: required };
+  return { tag: 'done', val: value };
+}
 
 function contractError(error) {
   if (error instanceof NotFoundError) return { tag: 'not-found', val: error.message };
@@ -133,22 +156,29 @@ export const tools = {
     });
   },
 
-  callTool(name, argumentsJson) {
+  callTool(name, argumentsJson, input) {
     const tool = currentPlugin().tools.get(name);
     if (!tool) throw { tag: 'not-found', val: `no tool named ${name}` };
-    let result;
-    try {
-      const args = JSON.parse(argumentsJson);
-      result = settled(tool.handler(args, extra), `tool ${name}`);
-    } catch (error) {
+    const reply = interact(input, (withInput) => {
+      try {
+        const args = JSON.parse(argumentsJson);
+        return { ok: settled(tool.handler(args, withInput), `tool ${name}`) };
+      } catch (error) {
+        if (isPending(error)) throw error;
+        return { error };
+      }
+    });
+    if (reply.tag === 'input-required') return reply;
+    const { ok: result, error } = reply.val;
+    if (error !== undefined) {
       if (error instanceof NotFoundError || error instanceof InvalidArgumentsError) throw contractError(error);
       // As the MCP SDK does: a thrown error is a result the model sees, with its message.
-      return { content: [{ tag: 'text', val: messageOf(error) }], structuredContent: undefined, isError: true };
+      return { tag: 'done', val: { content: [{ tag: 'text', val: messageOf(error) }], structuredContent: undefined, isError: true } };
     }
     try {
-      return callResult(result);
-    } catch (error) {
-      throw { tag: 'failed', val: `tool ${name} returned a value that is not a tool result: ${messageOf(error)}` };
+      return { tag: 'done', val: callResult(result) };
+    } catch (failure) {
+      throw { tag: 'failed', val: `tool ${name} returned a value that is not a tool result: ${messageOf(failure)}` };
     }
   },
 };
@@ -175,7 +205,7 @@ function resourceInfo(uri, name, metadata) {
   };
 }
 
-function readWith(entry, uri, variables) {
+function readWith(entry, uri, variables, withInput) {
   const metadata = entry.metadata;
   let target = uri;
   if (typeof URL === 'function') {
@@ -185,7 +215,7 @@ function readWith(entry, uri, variables) {
       target = uri;
     }
   }
-  const value = settled(entry.read(target, variables, extra), `resource ${entry.name}`);
+  const value = settled(entry.read(target, variables, withInput), `resource ${entry.name}`);
   if (typeof value === 'string') return [{ uri, mimeType: optionalString(metadata.mimeType), body: { tag: 'text', val: value } }];
   return (value?.contents ?? []).map((item) =>
     resourceContents({ ...item, mimeType: item.mimeType ?? metadata.mimeType }, uri),
@@ -219,16 +249,17 @@ export const resources = {
     return [...currentPlugin().templates.values()].map(templateInfo);
   },
 
-  readResource(uri) {
+  readResource(uri, input) {
     return guarded(() => {
       const plugin = currentPlugin();
-      const fixed = plugin.resources.get(uri);
-      if (fixed) return readWith(fixed, uri, {});
+      let found = plugin.resources.has(uri) ? [plugin.resources.get(uri), {}] : undefined;
       for (const entry of plugin.templates.values()) {
+        if (found) break;
         const variables = entry.template.match(uri);
-        if (variables) return readWith(entry, uri, variables);
+        if (variables) found = [entry, variables];
       }
-      throw new NotFoundError(`no resource ${uri}`);
+      if (!found) throw new NotFoundError(`no resource ${uri}`);
+      return interact(input, (withInput) => readWith(found[0], uri, found[1], withInput));
     });
   },
 };
@@ -253,7 +284,7 @@ export const prompts = {
     }));
   },
 
-  getPrompt(name, pairs) {
+  getPrompt(name, pairs, input) {
     return guarded(() => {
       const prompt = currentPlugin().prompts.get(name);
       if (!prompt) throw new NotFoundError(`no prompt named ${name}`);
@@ -268,11 +299,15 @@ export const prompts = {
           throw new InvalidArgumentsError(`prompt ${name} has no argument ${given}`);
         }
       }
-      const value = settled(prompt.handler(args, extra), `prompt ${name}`);
-      if (typeof value === 'string') return { description: undefined, messages: [{ role: 'user', content: { tag: 'text', val: value } }] };
+      const reply = interact(input, (withInput) => settled(prompt.handler(args, withInput), `prompt ${name}`));
+      if (reply.tag === 'input-required') return reply;
+      const value = reply.val;
+      if (typeof value === 'string') {
+        return { tag: 'done', val: { description: undefined, messages: [{ role: 'user', content: { tag: 'text', val: value } }] } };
+      }
       return {
-        description: optionalString(value.description),
-        messages: (value.messages ?? []).map(message),
+        tag: 'done',
+        val: { description: optionalString(value.description), messages: (value.messages ?? []).map(message) },
       };
     });
   },

@@ -1,13 +1,22 @@
-// warden-plugin: write a warden:plugin@0.1.0 component in JavaScript the way the MCP
-// TypeScript SDK's McpServer registers tools, resources and prompts.
+// warden-plugin: write a warden:plugin@0.2.0 component in JavaScript the way the MCP
+// TypeScript SDK's McpServer registers tools, resources and prompts. A handler can ask
+// the client for input (a confirmation, a form, the client's model, its roots) through
+// `extra.input` (./input.js), and is called again with the answers.
 //
 // Runs inside the component (componentize-js, StarlingMonkey): no Node APIs, no
 // dependencies. The exports the component model needs live in ./component.js, which
 // `warden-plugin build` appends to the author's module; the author writes none.
 
-import { log as hostLog, progress as hostProgress, cancelled as hostCancelled } from 'warden:plugin/host@0.1.0';
+import {
+  log as hostLog,
+  progress as hostProgress,
+  cancelled as hostCancelled,
+  canAsk as hostCanAsk,
+} from 'warden:plugin/host@0.2.0';
+import { INTERACTIONS } from './input.js';
 
 export { schema, completable } from './schema.js';
+export { Input, RefusedError, PENDING, isPending, CONFIRM_SCHEMA } from './input.js';
 import { objectSchema, completerOf, isOptional } from './schema.js';
 
 const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
@@ -28,6 +37,18 @@ export function progress(done, total, message) {
 /** True once the client has cancelled the current call. */
 export function cancelled() {
   return hostCancelled();
+}
+
+/**
+ * Whether this call may ask for `what` — "elicit-form", "elicit-url", "sample",
+ * "sample-with-tools" or "list-roots": the operator granted it (the manifest's
+ * `[interaction]`) and the client declared it. Ask only then, or fall back.
+ */
+export function canAsk(what) {
+  if (!INTERACTIONS.includes(what)) {
+    throw new TypeError(`canAsk: ${JSON.stringify(what)} is not one of ${INTERACTIONS.join(', ')}`);
+  }
+  return hostCanAsk(what);
 }
 
 /** Error classes that reach Warden as the contract's `error` variant instead of an isError result. */

@@ -1,6 +1,7 @@
 """Unit tests of warden_plugin in plain CPython (no component, no host): type hints →
 JSON Schema, JSON ↔ Python values, docstrings, tool results and errors, resources,
-templates, prompts and completions. Plain asserts; run with
+templates, prompts and completions, and interaction (Input: input-required rounds,
+answers replayed from the state, refusals). Plain asserts; run with
 
     python sdk/python/tests/test_sdk.py      (or pytest, which finds the test_ functions)
 
@@ -38,6 +39,22 @@ from warden_plugin import (  # noqa: E402
     UserMessage,
     AssistantMessage,
 )
+from warden_plugin import (  # noqa: E402
+    ElicitAnswer,
+    ElicitForm,
+    Elicited,
+    ElicitUrl,
+    Input,
+    InputAnswers,
+    InputPending,
+    InputRequired,
+    ListRoots,
+    Refused,
+    Root,
+    SamplingAnswer,
+    SamplingRequest,
+)
+from warden_plugin.input import CONFIRM_SCHEMA, MAGIC  # noqa: E402
 from warden_plugin.schema import from_json, from_text, schema_of, to_json  # noqa: E402
 
 
@@ -493,6 +510,260 @@ def test_registration_errors() -> None:
         return name
 
     raises(SchemaError, lambda: other.resource("x://{id}")(wrong), "resource 'x://{id}': {id} is not a parameter of wrong")
+
+
+# --------------------------------------------------------------- interaction
+
+ia = Plugin("interactive", _module_globals={})
+
+
+@ia.tool(destructive_hint=True)
+def drop(table: str, input: Input) -> str:
+    """Drops a table, once the user confirms."""
+    try:
+        if not input.confirm("sure", f"Drop table {table}?"):
+            return f"kept {table}"
+    except Refused as refused:
+        return f"kept {table}: could not ask ({refused.reason})"
+    return f"dropped {table}"
+
+
+@ia.tool()
+def drop_unguarded(table: str, input: Input) -> str:
+    """Drops a table, once the user confirms (a refusal is not caught)."""
+    return f"dropped {table}" if input.confirm("sure", f"Drop table {table}?") else f"kept {table}"
+
+
+@dataclass
+class Person:
+    """Who you are."""
+
+    name: str
+    age: int = 0
+    role: Literal["dev", "ops"] = "dev"
+
+
+@ia.tool()
+def onboard(team: str, input: Input, ctx: Context) -> str:
+    """Two rounds: a typed form, then a confirmation; the plugin's own state carried."""
+    if input.first_round:
+        input.state = b"team=" + team.encode()
+    person = input.elicit("who", f"Who joins {team}?", Person)
+    if not person.accepted:
+        return f"nobody joins {team} ({person.action})"
+    assert person.content is not None
+    if not input.confirm("ok", f"Add {person.content.name} ({person.content.age}) to {team}?"):
+        return "not added"
+    return f"added {person.content.name}, {person.content.age}, {person.content.role} [{input.state.decode()}]"
+
+
+@ia.tool()
+def survey(input: Input) -> dict:
+    """Two asks in one round: a free-form schema and the client's roots, together."""
+    with input.together():
+        answer = input.elicit("colour", "Favourite colour?", {"type": "object", "properties": {"colour": {"type": "string"}}})
+        roots = input.roots("roots")
+    return {"colour": answer.content, "roots": [r.uri for r in roots]}
+
+
+@ia.tool()
+def swallow(input: Input) -> str:
+    """Catches everything, even the SDK's pending signal: still input-required."""
+    try:
+        input.confirm("ok", "Go?")
+    except BaseException:
+        return "swallowed"
+    return "asked"
+
+
+@ia.tool()
+def muse(topic: str, input: Input) -> str:
+    """Asks the client's model."""
+    answer = input.sample("s", SamplingRequest(["Say something about " + topic], max_tokens=50, system_prompt="Be brief."))
+    return f"{answer.model}: {answer.text}"
+
+
+@ia.tool()
+def visit(input: Input) -> str:
+    """A URL elicitation."""
+    return input.elicit_url("login", "Sign in", "https://login.example.com/x", "e1")
+
+
+@ia.resource("secret://{name}")
+def secret(name: str, input: Input) -> str:
+    """A resource read behind a confirmation."""
+    return f"secret {name}" if input.confirm("reveal", f"Reveal {name}?") else "hidden"
+
+
+@ia.prompt()
+def greet(input: Input) -> str:
+    """A prompt that asks for a name first."""
+    who = input.elicit("who", "Your name?", Person)
+    return f"Greet {who.content.name if who.content else 'someone'}."
+
+
+def accept(content: Any) -> ElicitAnswer:
+    return ElicitAnswer("accept", content)
+
+
+def test_interaction_declared_like_any_tool() -> None:
+    tools = {t["name"]: t for t in ia.list_tools()}
+    # The Input (and Context) parameters are not part of the schema.
+    eq(tools["drop"]["inputSchema"], {"type": "object", "properties": {"table": {"type": "string"}}, "required": ["table"], "additionalProperties": False})
+    eq(tools["onboard"]["inputSchema"]["properties"], {"team": {"type": "string"}})
+    eq(tools["survey"]["inputSchema"], {"type": "object", "properties": {}, "additionalProperties": False})
+    eq(tools["drop"]["annotations"], {"destructiveHint": True})
+
+
+def test_interaction_confirm_asks_then_replays() -> None:
+    first = ia.call_tool("drop", {"table": "users"})
+    assert isinstance(first, InputRequired), first
+    eq(first.requests, {"sure": ElicitForm("Drop table users?", CONFIRM_SCHEMA)})
+    eq(CONFIRM_SCHEMA, {"type": "object", "properties": {"confirm": {"type": "boolean", "title": "Confirm", "default": False}}, "required": ["confirm"]})
+    eq(first.state[:4], MAGIC)
+    # The state holds the envelope (keys asked, answers so far) and no bytes of the plugin's.
+    length = int.from_bytes(first.state[4:8], "little")
+    eq(first.state[8 : 8 + length], b'{"asked":["sure"],"answers":[]}')
+    eq(len(first.state), 8 + length)
+
+    def again(answer: Any) -> Any:
+        return ia.call_tool("drop", {"table": "users"}, input=InputAnswers({"sure": answer}, first.state))
+
+    eq(again(accept({"confirm": True})), {"content": [{"type": "text", "text": "dropped users"}], "isError": False})
+    eq(again(accept({"confirm": False})), {"content": [{"type": "text", "text": "kept users"}], "isError": False})
+    eq(again(ElicitAnswer("decline")), {"content": [{"type": "text", "text": "kept users"}], "isError": False})
+    eq(again(ElicitAnswer("cancel")), {"content": [{"type": "text", "text": "kept users"}], "isError": False})
+    # A key the round did not ask for is ignored: the tool asks again.
+    stray = ia.call_tool("drop", {"table": "users"}, input=InputAnswers({"other": accept({"confirm": True})}, first.state))
+    assert isinstance(stray, InputRequired) and list(stray.requests) == ["sure"], stray
+
+
+def test_interaction_refusals_surface() -> None:
+    first = ia.call_tool("drop", {"table": "t"})
+    assert isinstance(first, InputRequired)
+    refused = InputAnswers({"sure": Refused("not granted")}, first.state)
+    # Caught by the tool: its fallback.
+    eq(ia.call_tool("drop", {"table": "t"}, input=refused), {"content": [{"type": "text", "text": "kept t: could not ask (not granted)"}], "isError": False})
+    # Not caught: an isError result whose text says so.
+    eq(ia.call_tool("drop_unguarded", {"table": "t"}, input=refused), {"content": [{"type": "text", "text": "refused: not granted"}], "isError": True})
+    # An answer of another kind, or content that is not what was asked, is a refusal too.
+    roots = InputAnswers({"sure": [Root("file:///w")]}, first.state)
+    eq(ia.call_tool("drop_unguarded", {"table": "t"}, input=roots)["content"], [{"type": "text", "text": "refused: the answer under 'sure' is not an elicitation"}])
+    bad = InputAnswers({"sure": accept({"confirm": "yes"})}, first.state)
+    eq(ia.call_tool("drop_unguarded", {"table": "t"}, input=bad)["content"], [{"type": "text", "text": 'refused: the confirmation\'s content is not {"confirm": bool}: {"confirm":"yes"}'}])
+    # Directly on an Input: a refusal raises Refused, with the reason.
+    given = Input(InputAnswers({"x": Refused("over the limit")}))
+    try:
+        given.sample("x", "hi")
+    except Refused as error:
+        eq((error.reason, str(error)), ("over the limit", "refused: over the limit"))
+    else:
+        raise AssertionError("no Refused")
+    raises(ValueError, lambda: Input().confirm("bad key!", "?"), "'bad key!' is not a valid key: 1 to 64 characters from A-Z a-z 0-9 _ -")
+
+
+def test_interaction_two_rounds_and_state() -> None:
+    args = {"team": "core"}
+    first = ia.call_tool("onboard", args)
+    assert isinstance(first, InputRequired)
+    eq(list(first.requests), ["who"])
+    form = first.requests["who"]
+    assert isinstance(form, ElicitForm)
+    eq(form.message, "Who joins core?")
+    # A typed form: the dataclass's fields, with only the keywords MCP allows at the top.
+    eq(
+        form.requested_schema,
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "age": {"type": "integer", "default": 0},
+                "role": {"type": "string", "enum": ["dev", "ops"], "default": "dev"},
+            },
+            "required": ["name"],
+            "description": "Who you are.",
+        },
+    )
+    eq(first.state[-9:], b"team=core")  # the plugin's own bytes, after the SDK's envelope
+
+    second = ia.call_tool("onboard", args, input=InputAnswers({"who": accept({"name": "Ada", "age": 36})}, first.state))
+    assert isinstance(second, InputRequired), second
+    eq(second.requests, {"ok": ElicitForm("Add Ada (36) to core?", CONFIRM_SCHEMA)})
+    # Round 3 gets only the confirmation: the form's answer is carried in the state.
+    third = ia.call_tool("onboard", args, input=InputAnswers({"ok": accept({"confirm": True})}, second.state))
+    eq(third, {"content": [{"type": "text", "text": "added Ada, 36, dev [team=core]"}], "isError": False})
+
+    declined = ia.call_tool("onboard", args, input=InputAnswers({"who": ElicitAnswer("decline")}, first.state))
+    eq(declined["content"], [{"type": "text", "text": "nobody joins core (decline)"}])
+    mismatched = ia.call_tool("onboard", args, input=InputAnswers({"who": accept({"nom": "Ada"})}, first.state))
+    eq(mismatched["isError"], True)
+    assert mismatched["content"][0]["text"].startswith("refused: the form's content does not match what was asked:"), mismatched
+
+    # The state round-trips: the envelope written by one Input is read by the next.
+    one = Input()
+    one.state = b"\x00\xffmine"
+    raises(InputPending, lambda: one.sample("s", "Hello", max_tokens=5))
+    required = one.input_required()
+    assert required is not None
+    eq(required.requests, {"s": SamplingRequest([UserMessage("Hello")], 5)})
+    sampled = SamplingAnswer("assistant", {"type": "text", "text": "Hi"}, "Hi", "m1", "endTurn")
+    two = Input(InputAnswers({"s": sampled, "stray": Refused("?")}, required.state))
+    eq((two.first_round, two.state, two.answers), (False, b"\x00\xffmine", {"s": sampled}))
+    eq(two.sample("s", "Hello", max_tokens=5), sampled)
+    raises(InputPending, lambda: two.roots("r"))
+    three = Input(InputAnswers({"r": [Root("file:///a", "a")]}, two.input_required().state))
+    eq((three.sample("s", "ignored"), three.roots("r"), three.state), (sampled, [Root("file:///a", "a")], b"\x00\xffmine"))
+    eq(three.input_required(), None)
+    # State this SDK did not write is all the plugin's, and every answer counts.
+    raw = Input(InputAnswers({"k": [Root("x:")]}, b"raw bytes"))
+    eq((raw.state, raw.roots("k")), (b"raw bytes", [Root("x:")]))
+
+
+def test_interaction_two_asks_in_one_round() -> None:
+    first = ia.call_tool("survey", {})
+    assert isinstance(first, InputRequired)
+    eq(
+        first.requests,
+        {"colour": ElicitForm("Favourite colour?", {"type": "object", "properties": {"colour": {"type": "string"}}}), "roots": ListRoots()},
+    )
+    answers = InputAnswers({"colour": accept({"colour": "teal"}), "roots": [Root("file:///src"), Root("file:///doc", "doc")]}, first.state)
+    eq(ia.call_tool("survey", {}, input=answers)["structuredContent"], {"colour": {"colour": "teal"}, "roots": ["file:///src", "file:///doc"]})
+    # Only one answered: only the other is asked again.
+    half = ia.call_tool("survey", {}, input=InputAnswers({"colour": accept({"colour": "red"})}, first.state))
+    assert isinstance(half, InputRequired)
+    eq(half.requests, {"roots": ListRoots()})
+    done = ia.call_tool("survey", {}, input=InputAnswers({"roots": []}, half.state))
+    eq(done["structuredContent"], {"colour": {"colour": "red"}, "roots": []})
+
+
+def test_interaction_other_kinds_and_places() -> None:
+    # What a tool returns after asking is not used, even when it swallowed the signal.
+    swallowed = ia.call_tool("swallow", {})
+    assert isinstance(swallowed, InputRequired) and list(swallowed.requests) == ["ok"], swallowed
+    eq(ia.call_tool("swallow", {}, input=InputAnswers({"ok": ElicitAnswer("cancel")}, swallowed.state))["content"], [{"type": "text", "text": "asked"}])
+
+    asked = ia.call_tool("muse", {"topic": "tea"})
+    assert isinstance(asked, InputRequired)
+    eq(asked.requests, {"s": SamplingRequest([UserMessage("Say something about tea")], 50, "Be brief.")})
+    answer = SamplingAnswer("assistant", [{"type": "text", "text": "Tea is leaves."}], "Tea is leaves.", "m2")
+    eq(ia.call_tool("muse", {"topic": "tea"}, input=InputAnswers({"s": answer}, asked.state))["content"], [{"type": "text", "text": "m2: Tea is leaves."}])
+
+    url = ia.call_tool("visit", {})
+    assert isinstance(url, InputRequired)
+    eq(url.requests, {"login": ElicitUrl("Sign in", "https://login.example.com/x", "e1")})
+    eq(ia.call_tool("visit", {}, input=InputAnswers({"login": ElicitAnswer("accept")}, url.state))["content"], [{"type": "text", "text": "accept"}])
+
+    read = ia.read_resource("secret://plans")
+    assert isinstance(read, InputRequired)
+    eq(read.requests, {"reveal": ElicitForm("Reveal plans?", CONFIRM_SCHEMA)})
+    eq(ia.read_resource("secret://plans", InputAnswers({"reveal": accept({"confirm": True})}, read.state)), [{"uri": "secret://plans", "mimeType": "text/plain", "text": "secret plans"}])
+    got = ia.get_prompt("greet", {})
+    assert isinstance(got, InputRequired) and list(got.requests) == ["who"]
+    eq(ia.get_prompt("greet", {}, InputAnswers({"who": accept({"name": "Bo"})}, got.state))["messages"], [{"role": "user", "content": {"type": "text", "text": "Greet Bo."}}])
+    # In plain CPython there is no host: the test plays the client, which may be asked anything.
+    eq(Input().can_ask("elicit-form"), True)
+    raises(ValueError, lambda: Input().can_ask("telepathy"))
+    eq(Elicited("accept", 1).accepted, True)
 
 
 def main() -> None:

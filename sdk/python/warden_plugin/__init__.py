@@ -1,4 +1,4 @@
-"""Write a Warden plugin (a `warden:plugin@0.1.0` WebAssembly component) in Python,
+"""Write a Warden plugin (a `warden:plugin@0.2.0` WebAssembly component) in Python,
 with decorators like the official MCP Python SDK's:
 
     from warden_plugin import Plugin
@@ -9,6 +9,10 @@ with decorators like the official MCP Python SDK's:
     def hello(name: str) -> str:
         \"\"\"Greets someone by name.\"\"\"
         return f"Hello, {name}!"
+
+A function that declares an `Input` parameter can ask the client for input (a
+confirmation, a form, the client's model, its roots) and is called again with the
+answers: see `warden_plugin.input`.
 
 Build it with componentize-py (see README.md):
 
@@ -32,32 +36,61 @@ from .content import (
     ToolResult,
     UserMessage,
 )
-from .host import Context, cancelled, log, progress
+from .host import Context, can_ask, cancelled, log, progress
+from .input import (
+    ElicitAnswer,
+    ElicitForm,
+    Elicited,
+    ElicitUrl,
+    Input,
+    InputAnswers,
+    InputPending,
+    InputRequired,
+    ListRoots,
+    Refused,
+    Root,
+    SamplingAnswer,
+    SamplingRequest,
+)
 from .plugin import Plugin, ToolAnnotations
 from .schema import Field, SchemaError
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AssistantMessage",
     "Audio",
     "Context",
+    "ElicitAnswer",
+    "ElicitForm",
+    "ElicitUrl",
+    "Elicited",
     "EmbeddedResource",
     "Failed",
     "Field",
     "Image",
+    "Input",
+    "InputAnswers",
+    "InputPending",
+    "InputRequired",
     "InvalidArguments",
+    "ListRoots",
     "Message",
     "NotFound",
     "Plugin",
     "PluginError",
     "PromptReference",
+    "Refused",
     "ResourceLink",
     "ResourceTemplateReference",
+    "Root",
+    "SamplingAnswer",
+    "SamplingRequest",
     "SchemaError",
     "ToolAnnotations",
     "ToolResult",
     "UserMessage",
+    "can_ask",
     "cancelled",
     "log",
     "progress",

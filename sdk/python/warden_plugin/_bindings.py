@@ -1,6 +1,8 @@
-"""The export classes componentize-py expects for `warden:plugin/plugin`, mapping
-the contract onto a `Plugin`. Imported only inside a component build, where
-componentize-py has generated `wit_world` from the contract (warden_plugin/wit)."""
+"""The export classes componentize-py expects for `warden:plugin/plugin` (contract
+`warden:plugin@0.2.0`), mapping the contract onto a `Plugin`: written by hand against
+the bindings componentize-py generates (`componentize-py -d warden_plugin/wit -w
+warden:plugin/plugin bindings OUT` shows them). Imported only inside a component build,
+where componentize-py has generated `wit_world` from the contract (warden_plugin/wit)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from .content import (
     ResourceLink,
     ResourceTemplateReference,
 )
+from . import input as i
 
 _ERRORS = {
     "not-found": t.Error_NotFound,
@@ -77,6 +80,70 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _role(role: str) -> Any:
+    return t.Role.USER if role == "user" else t.Role.ASSISTANT
+
+
+_ACTIONS = {t.ElicitAction.ACCEPT: "accept", t.ElicitAction.DECLINE: "decline", t.ElicitAction.CANCEL: "cancel"}
+
+
+def _answer(answer: Any) -> i.Answer:
+    """A contract `input-answer` as the SDK's (JSON parsed; JSON that does not parse is
+    a refusal)."""
+    value = answer.value
+    if isinstance(answer, t.InputAnswer_Refused):
+        return i.Refused(value)
+    if isinstance(answer, t.InputAnswer_Roots):
+        return [i.Root(r.uri, r.name) for r in value]
+    try:
+        if isinstance(answer, t.InputAnswer_Elicit):
+            return i.ElicitAnswer(_ACTIONS[value.action], None if value.content is None else json.loads(value.content))
+        return i.SamplingAnswer(
+            "user" if value.role == t.Role.USER else "assistant",
+            json.loads(value.content),
+            value.text,
+            value.model,
+            value.stop_reason,
+        )
+    except ValueError as error:
+        return i.Refused(f"the answer is not JSON: {error}")
+
+
+def _input(given: Optional[Any]) -> Optional[i.InputAnswers]:
+    if given is None:
+        return None
+    return i.InputAnswers({a.key: _answer(a.answer) for a in given.answers}, bytes(given.state))
+
+
+def _request(request: i.Request) -> Any:
+    if isinstance(request, i.ElicitForm):
+        return t.InputRequest_ElicitForm(t.ElicitForm(message=request.message, requested_schema=_dumps(request.requested_schema)))
+    if isinstance(request, i.ElicitUrl):
+        return t.InputRequest_ElicitUrl(
+            t.ElicitUrl(message=request.message, url=request.url, elicitation_id=request.elicitation_id)
+        )
+    if isinstance(request, i.SamplingRequest):
+        return t.InputRequest_Sample(
+            t.SamplingRequest(
+                messages=[t.SamplingMessage(role=_role(m.role), content=_content(m.content)) for m in request.messages],
+                system_prompt=request.system_prompt,
+                max_tokens=request.max_tokens,
+                temperature=None if request.temperature is None else float(request.temperature),
+                stop_sequences=list(request.stop_sequences),
+                model_preferences=None if request.model_preferences is None else _dumps(request.model_preferences),
+                tools=None if request.tools is None else _dumps(request.tools),
+            )
+        )
+    return t.InputRequest_ListRoots()
+
+
+def _input_required(required: i.InputRequired) -> Any:
+    return t.InputRequired(
+        requests=[t.KeyedRequest(key=key, request=_request(r)) for key, r in required.requests.items()],
+        state=required.state,
+    )
+
+
 def _base(name: str) -> type:
     return getattr(_exports, name, object)
 
@@ -108,12 +175,14 @@ def export_classes(plugin: Any) -> Dict[str, type]:
                 )
             return out
 
-        def call_tool(self, name: str, arguments: str) -> Any:
+        def call_tool(self, name: str, arguments: str, input: Optional[Any] = None) -> Any:
             with _contract_errors():
-                result = plugin._call(name, json.loads(arguments))
+                result = plugin._call(name, json.loads(arguments), _input(input))
+                if isinstance(result, i.InputRequired):
+                    return t.ToolReply_InputRequired(_input_required(result))
                 content = [_content(c) for c in result.content]
             structured = None if result.structured_content is None else _dumps(result.structured_content)
-            return t.CallResult(content=content, structured_content=structured, is_error=result.is_error)
+            return t.ToolReply_Done(t.CallResult(content=content, structured_content=structured, is_error=result.is_error))
 
     class Resources(_base("Resources")):  # type: ignore[misc]
         def list_resources(self) -> List[Any]:
@@ -132,9 +201,12 @@ def export_classes(plugin: Any) -> Dict[str, type]:
                 for r in plugin._templates.values()
             ]
 
-        def read_resource(self, uri: str) -> List[Any]:
+        def read_resource(self, uri: str, input: Optional[Any] = None) -> Any:
             with _contract_errors():
-                return [_contents(c) for c in plugin._read(uri)]
+                read = plugin._read(uri, _input(input))
+                if isinstance(read, i.InputRequired):
+                    return t.ReadReply_InputRequired(_input_required(read))
+                return t.ReadReply_Done([_contents(c) for c in read])
 
     class Prompts(_base("Prompts")):  # type: ignore[misc]
         def list_prompts(self) -> List[Any]:
@@ -150,14 +222,14 @@ def export_classes(plugin: Any) -> Dict[str, type]:
                 for p in plugin._prompts.values()
             ]
 
-        def get_prompt(self, name: str, arguments: List[Tuple[str, str]]) -> Any:
+        def get_prompt(self, name: str, arguments: List[Tuple[str, str]], input: Optional[Any] = None) -> Any:
             with _contract_errors():
-                description, messages = plugin._get_prompt(name, dict(arguments))
-                out = [
-                    t.PromptMessage(role=t.Role.USER if m.role == "user" else t.Role.ASSISTANT, content=_content(m.content))
-                    for m in messages
-                ]
-            return t.PromptResult(description=description, messages=out)
+                got = plugin._get_prompt(name, dict(arguments), _input(input))
+                if isinstance(got, i.InputRequired):
+                    return t.PromptReply_InputRequired(_input_required(got))
+                description, messages = got
+                out = [t.PromptMessage(role=_role(m.role), content=_content(m.content)) for m in messages]
+            return t.PromptReply_Done(t.PromptResult(description=description, messages=out))
 
     class Completions(_base("Completions")):  # type: ignore[misc]
         def complete(self, ref: Any, argument: str, value: str) -> List[str]:

@@ -1,8 +1,9 @@
-"""What the host offers during a call: `log`, `progress`, `cancelled`.
+"""What the host offers during a call: `log`, `progress`, `cancelled`, `can_ask`.
 
 Inside a component these call the contract's `host` interface. In plain CPython
 (unit tests of a plugin's logic) there is no host: `log` writes to stderr,
-`progress` does nothing and `cancelled` is False.
+`progress` does nothing, `cancelled` is False and `can_ask` is True (the test plays
+the client, and answers whatever it is asked).
 """
 
 from __future__ import annotations
@@ -46,6 +47,22 @@ def cancelled() -> bool:
     """True once the client has cancelled the current call: stop and return soon."""
     host = _host()
     return bool(host.cancelled()) if host is not None else False
+
+
+INTERACTIONS = ("elicit-form", "elicit-url", "sample", "sample-with-tools", "list-roots")
+
+
+def can_ask(what: str) -> bool:
+    """Whether this call may ask for `what` — "elicit-form", "elicit-url", "sample",
+    "sample-with-tools" or "list-roots": the operator granted it (the manifest's
+    `[interaction]`) and the client declared support for it. Ask only then, or fall back:
+    a request not granted is answered `Refused`."""
+    if what not in INTERACTIONS:
+        raise ValueError(f"{what!r} is not one of {', '.join(INTERACTIONS)}")
+    host = _host()
+    if host is None:
+        return True
+    return bool(host.can_ask(host.Interaction[what.upper().replace("-", "_")]))
 
 
 class Context:

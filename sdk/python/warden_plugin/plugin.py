@@ -26,6 +26,7 @@ from .content import (
     contents_json,
 )
 from .host import Context
+from .input import Input, InputAnswers, InputPending, InputRequired
 from .schema import Field, SchemaError
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -71,6 +72,11 @@ def _is_context(hint: Any) -> bool:
     return isinstance(bare, type) and issubclass(bare, Context)
 
 
+def _is_input(hint: Any) -> bool:
+    bare, _ = _schema.split_annotated(hint)
+    return isinstance(bare, type) and issubclass(bare, Input)
+
+
 @dataclass
 class _Param:
     name: str
@@ -80,9 +86,9 @@ class _Param:
     description: Optional[str]
 
 
-def _params(fn: Callable, what: str) -> Tuple[List[_Param], Optional[str], Any, Dict[str, Any]]:
-    """A function's parameters (Context ones left out), the name of its Context
-    parameter, its return hint and its docstring's descriptions."""
+def _params(fn: Callable, what: str) -> Tuple[List[_Param], Optional[str], Optional[str], Any, Dict[str, Any]]:
+    """A function's parameters (Context and Input ones left out), the names of its
+    Context and Input parameters, its return hint and its docstring's descriptions."""
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception as error:
@@ -90,6 +96,7 @@ def _params(fn: Callable, what: str) -> Tuple[List[_Param], Optional[str], Any, 
     _, descriptions = _docstring(fn)
     params: List[_Param] = []
     context: Optional[str] = None
+    interaction: Optional[str] = None
     for p in inspect.signature(fn).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise SchemaError(f"{what}: *{p.name} has no schema; name every parameter")
@@ -97,12 +104,15 @@ def _params(fn: Callable, what: str) -> Tuple[List[_Param], Optional[str], Any, 
         if _is_context(hint):
             context = p.name
             continue
+        if _is_input(hint):
+            interaction = p.name
+            continue
         bare, fields = _schema.split_annotated(hint)
         description = next((f.description for f in fields if f.description), None) or descriptions.get(p.name)
         params.append(
             _Param(p.name, hint, p.default is p.empty, None if p.default is p.empty else p.default, description)
         )
-    return params, context, hints.get("return", inspect.Parameter.empty), descriptions
+    return params, context, interaction, hints.get("return", inspect.Parameter.empty), descriptions
 
 
 def _run(fn: Callable, kwargs: Dict[str, Any]) -> Any:
@@ -118,18 +128,38 @@ def _run(fn: Callable, kwargs: Dict[str, Any]) -> Any:
     return result
 
 
-def _invoke(handler: Union["_Tool", "_Resource", "_Prompt"], kwargs: Dict[str, Any]) -> Any:
+def _invoke(handler: Union["_Tool", "_Resource", "_Prompt"], kwargs: Dict[str, Any], interaction: Input) -> Any:
     """The one dispatch of a tool, resource or prompt: runs its function on the
-    converted arguments (and a Context, if it takes one). A PluginError it raises
-    passes through; any other exception is what `handler.failed` makes of it."""
+    converted arguments (and a Context and the call's Input, if it takes them). A
+    PluginError it raises passes through, and so does InputPending (an ask whose answer
+    is not there yet); any other exception is what `handler.failed` makes of it."""
     if handler.context:
         kwargs[handler.context] = Context()
+    if handler.input:
+        kwargs[handler.input] = interaction
     try:
         return _run(handler.fn, kwargs)
     except PluginError:
         raise
     except Exception as error:
         return handler.failed(_message(error))
+
+
+def _interact(given: Optional[InputAnswers], run: Callable[[Input], Any]) -> Any:
+    """Runs `run` with the call's Input: when it recorded requests, the reply is an
+    InputRequired whatever `run` returned or raised; otherwise it is `run`'s result."""
+    interaction = Input(given)
+    try:
+        value = run(interaction)
+    except InputPending:
+        value = None
+    except BaseException:
+        required = interaction.input_required()
+        if required is not None:
+            return required
+        raise
+    required = interaction.input_required()
+    return required if required is not None else value
 
 
 # ---------------------------------------------------------------------------
@@ -143,6 +173,7 @@ class _Tool:
     fn: Callable
     params: List[_Param]
     context: Optional[str]
+    input: Optional[str]
     input_schema: Dict[str, Any]
     output_schema: Optional[Dict[str, Any]]
     wrap: bool  # structured content is {"result": value}
@@ -176,6 +207,7 @@ class _Resource:
     fn: Callable
     params: List[_Param]
     context: Optional[str]
+    input: Optional[str]
     pattern: Optional["re.Pattern[str]"] = None  # templates only
     variables: List[str] = field(default_factory=list)
 
@@ -200,6 +232,7 @@ class _Prompt:
     fn: Callable
     params: List[_Param]
     context: Optional[str]
+    input: Optional[str]
 
     @staticmethod
     def failed(message: str) -> Any:
@@ -363,7 +396,7 @@ class Plugin:
             raise SchemaError(f"{what}: a tool name is 1 to 64 characters from A-Z a-z 0-9 _ -")
         if name in self._tools:
             raise SchemaError(f"{what} is registered twice")
-        params, context, returns, _ = _params(fn, what)
+        params, context, interaction, returns, _ = _params(fn, what)
         description = description or _docstring(fn)[0]
         if not description:
             raise SchemaError(f"{what}: needs a description (a docstring, or description=...)")
@@ -391,6 +424,7 @@ class Plugin:
             fn=fn,
             params=params,
             context=context,
+            input=interaction,
             input_schema=input_schema,
             output_schema=output_schema,
             wrap=wrap,
@@ -429,23 +463,34 @@ class Plugin:
         """The tools as MCP declares them (`tools/list`)."""
         return [t.declaration() for t in self._tools.values()]
 
-    def call_tool(self, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+    def call_tool(
+        self, name: str, arguments: Dict[str, Any], input: Optional[InputAnswers] = None
+    ) -> Union[Dict[str, Any], InputRequired]:
         """Runs a tool in-process, as `tools/call` would after Warden validated the
         arguments, and returns the MCP result (`content`, `structuredContent`,
         `isError`); raises NotFound / InvalidArguments / Failed for the contract's
-        `error` cases. For unit tests of a plugin in plain CPython."""
-        result = self._call(name, arguments)
+        `error` cases. For unit tests of a plugin in plain CPython.
+
+        A tool that asks for input (an `Input` parameter) returns an InputRequired on
+        the round that asks; call again with the same arguments and
+        `input=InputAnswers({key: answer, ...}, required.state)`, as Warden would."""
+        result = self._call(name, arguments, input)
+        if isinstance(result, InputRequired):
+            return result
         out: Dict[str, Any] = {"content": [content_json(c) for c in result.content]}
         if result.structured_content is not None:
             out["structuredContent"] = result.structured_content
         out["isError"] = result.is_error
         return out
 
-    def _call(self, name: str, arguments: Dict[str, Any]) -> ToolResult:
+    def _call(self, name: str, arguments: Dict[str, Any], input: Optional[InputAnswers] = None) -> Union[ToolResult, InputRequired]:
         tool = self._tools.get(name)
         if tool is None:
             raise NotFound(f"tool `{name}`")
-        value = _invoke(tool, _convert(tool.params, arguments, _schema.from_json))
+        kwargs = _convert(tool.params, arguments, _schema.from_json)
+        value = _interact(input, lambda interaction: _invoke(tool, kwargs, interaction))
+        if isinstance(value, InputRequired):
+            return value
         try:
             return self._result(tool, value)
         except (TypeError, ValueError) as error:
@@ -488,10 +533,10 @@ class Plugin:
 
         def register(fn: Callable) -> Callable:
             what = f"resource {uri!r}"
-            params, context, returns, _ = _params(fn, what)
+            params, context, interaction, returns, _ = _params(fn, what)
             doc = description or _docstring(fn)[0]
             mime = mime_type or _mime_of(returns)
-            resource = _Resource(uri, name or fn.__name__, title, doc, mime, fn, params, context)
+            resource = _Resource(uri, name or fn.__name__, title, doc, mime, fn, params, context, interaction)
             if "{" in uri:
                 resource.pattern, resource.variables = _template_pattern(uri)
                 names = {p.name for p in params}
@@ -520,11 +565,15 @@ class Plugin:
     def list_resource_templates(self) -> List[Dict[str, Any]]:
         return [r.declaration() for r in self._templates.values()]
 
-    def read_resource(self, uri: str) -> List[Dict[str, Any]]:
-        """`resources/read` in-process: the contents as MCP JSON."""
-        return [contents_json(c) for c in self._read(uri)]
+    def read_resource(self, uri: str, input: Optional[InputAnswers] = None) -> Union[List[Dict[str, Any]], InputRequired]:
+        """`resources/read` in-process: the contents as MCP JSON (or an InputRequired,
+        as for `call_tool`)."""
+        read = self._read(uri, input)
+        if isinstance(read, InputRequired):
+            return read
+        return [contents_json(c) for c in read]
 
-    def _read(self, uri: str) -> List[EmbeddedResource]:
+    def _read(self, uri: str, input: Optional[InputAnswers] = None) -> Union[List[EmbeddedResource], InputRequired]:
         resource = self._resources.get(uri)
         kwargs: Dict[str, Any] = {}
         if resource is None:
@@ -538,7 +587,11 @@ class Plugin:
                     break
         if resource is None:
             raise NotFound(uri)
-        return _contents(uri, resource.mime_type, _invoke(resource, kwargs))
+        found_resource = resource
+        value = _interact(input, lambda interaction: _invoke(found_resource, kwargs, interaction))
+        if isinstance(value, InputRequired):
+            return value
+        return _contents(uri, resource.mime_type, value)
 
     # ---------------------------------------------------------------- prompts
 
@@ -553,11 +606,11 @@ class Plugin:
         def register(fn: Callable) -> Callable:
             prompt_name = name or fn.__name__
             what = f"prompt {prompt_name!r}"
-            params, context, _, _ = _params(fn, what)
+            params, context, interaction, _, _ = _params(fn, what)
             if prompt_name in self._prompts:
                 raise SchemaError(f"{what} is registered twice")
             self._prompts[prompt_name] = _Prompt(
-                prompt_name, title, description or _docstring(fn)[0], fn, params, context
+                prompt_name, title, description or _docstring(fn)[0], fn, params, context, interaction
             )
             return fn
 
@@ -566,20 +619,31 @@ class Plugin:
     def list_prompts(self) -> List[Dict[str, Any]]:
         return [p.declaration() for p in self._prompts.values()]
 
-    def get_prompt(self, name: str, arguments: Dict[str, str]) -> Dict[str, Any]:
-        """`prompts/get` in-process: `description` and `messages` as MCP JSON."""
-        description, messages = self._get_prompt(name, arguments)
+    def get_prompt(
+        self, name: str, arguments: Dict[str, str], input: Optional[InputAnswers] = None
+    ) -> Union[Dict[str, Any], InputRequired]:
+        """`prompts/get` in-process: `description` and `messages` as MCP JSON (or an
+        InputRequired, as for `call_tool`)."""
+        got = self._get_prompt(name, arguments, input)
+        if isinstance(got, InputRequired):
+            return got
+        description, messages = got
         out: Dict[str, Any] = {}
         if description is not None:
             out["description"] = description
         out["messages"] = [{"role": m.role, "content": content_json(m.content)} for m in messages]
         return out
 
-    def _get_prompt(self, name: str, arguments: Dict[str, str]) -> Tuple[Optional[str], List[Message]]:
+    def _get_prompt(
+        self, name: str, arguments: Dict[str, str], input: Optional[InputAnswers] = None
+    ) -> Union[Tuple[Optional[str], List[Message]], InputRequired]:
         prompt = self._prompts.get(name)
         if prompt is None:
             raise NotFound(f"prompt `{name}`")
-        value = _invoke(prompt, _convert(prompt.params, arguments, _schema.from_text))
+        kwargs = _convert(prompt.params, arguments, _schema.from_text)
+        value = _interact(input, lambda interaction: _invoke(prompt, kwargs, interaction))
+        if isinstance(value, InputRequired):
+            return value
         items = value if isinstance(value, (list, tuple)) else [value]
         messages: List[Message] = []
         for item in items:
