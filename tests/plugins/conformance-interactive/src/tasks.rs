@@ -45,7 +45,11 @@ pub fn slow_compute(arguments: &Value) -> CallResult {
         if !work(Duration::from_secs_f64(seconds / steps)) {
             return failure(format!("slow_compute `{label}` was cancelled"));
         }
-        host::progress(f64::from(step), Some(steps), Some(&format!("computing `{label}`: step {step} of {steps}")));
+        host::progress(
+            f64::from(step),
+            Some(steps),
+            Some(&format!("computing `{label}`: step {step} of {steps}")),
+        );
     }
     text(format!("slow_compute `{label}` finished after {seconds} s"))
 }
@@ -59,10 +63,12 @@ pub fn failing_job() -> CallResult {
 /// Asks for the client's roots, which the suite's clients do not declare: Warden answers the
 /// call with a JSON-RPC error (`-32021`), and the task fails with it.
 pub fn protocol_error_job(input: Option<InputAnswers>) -> Reply<CallResult> {
-    round(PROTOCOL_ERROR_JOB, &["roots"], input, |answers| match answers.roots("roots") {
-        Ok(_) => Step::Done(text("the client had roots after all")),
-        Err(Lack::Ask) => Step::Ask(vec![requests::list_roots("roots")]),
-        Err(Lack::Without(why)) => Step::Done(failure(why)),
+    round(PROTOCOL_ERROR_JOB, &["roots"], input, |answers| {
+        match answers.roots("roots") {
+            Ok(_) => Step::Done(text("the client had roots after all")),
+            Err(Lack::Ask) => Step::Ask(vec![requests::list_roots("roots")]),
+            Err(Lack::Without(why)) => Step::Done(failure(why)),
+        }
     })
 }
 
@@ -72,16 +78,18 @@ pub fn confirm_delete(arguments: &Value, input: Option<InputAnswers>) -> Reply<C
     if input.is_none() {
         work(WORK_BEFORE_ASKING);
     }
-    round(CONFIRM_DELETE, &["confirm"], input, |answers| match answers.form("confirm") {
-        Ok(form) if form["confirm"] == Value::Bool(true) => Step::Done(text(format!("deleted {filename}"))),
-        Ok(_) => Step::Done(text(format!("kept {filename}: not confirmed"))),
-        Err(Lack::Ask) => Step::Ask(vec![requests::form_field(
-            "confirm",
-            &format!("Delete {filename}?"),
-            "confirm",
-            "boolean",
-        )]),
-        Err(Lack::Without(why)) => Step::Done(text(format!("kept {filename}: {why}"))),
+    round(CONFIRM_DELETE, &["confirm"], input, |answers| {
+        match answers.form("confirm") {
+            Ok(form) if form["confirm"] == Value::Bool(true) => Step::Done(text(format!("deleted {filename}"))),
+            Ok(_) => Step::Done(text(format!("kept {filename}: not confirmed"))),
+            Err(Lack::Ask) => Step::Ask(vec![requests::form_field(
+                "confirm",
+                &format!("Delete {filename}?"),
+                "confirm",
+                "boolean",
+            )]),
+            Err(Lack::Without(why)) => Step::Done(text(format!("kept {filename}: {why}"))),
+        }
     })
 }
 
@@ -115,9 +123,16 @@ pub fn multi_input(input: Option<InputAnswers>) -> Reply<CallResult> {
 
 /// Asks the user's name before its task exists, then greets them from the task.
 pub fn with_task(input: Option<InputAnswers>) -> Reply<CallResult> {
-    round(WITH_TASK, &["user_name"], input, |answers| match answers.form_string("user_name", "name") {
-        Ok(name) => Step::Done(text(format!("Hello, {name}! (from a task)"))),
-        Err(Lack::Ask) => Step::Ask(vec![requests::form_field("user_name", "What is your name?", "name", "string")]),
-        Err(Lack::Without(why)) => Step::Done(failure(format!("No name: {why}."))),
+    round(WITH_TASK, &["user_name"], input, |answers| {
+        match answers.form_string("user_name", "name") {
+            Ok(name) => Step::Done(text(format!("Hello, {name}! (from a task)"))),
+            Err(Lack::Ask) => Step::Ask(vec![requests::form_field(
+                "user_name",
+                "What is your name?",
+                "name",
+                "string",
+            )]),
+            Err(Lack::Without(why)) => Step::Done(failure(format!("No name: {why}."))),
+        }
     })
 }
