@@ -147,4 +147,12 @@ driver wait "$lb" "$(replicas)" r3 "$long" failed 5 "shut down before it finishe
 grep -q "task(s) still running at shutdown were marked failed" "$work/r1.log" ||
   { echo "FAIL: r1 did not log the tasks it marked failed"; tail "$work/r1.log"; exit 1; }
 
+# Every key the store keeps expires (the per-caller index included): nothing outlives its tasks.
+forever=$(redis-cli -p "$redis_port" --scan --pattern 'warden:*' | while read -r key; do
+  [ "$key" = "warden:tasks" ] && continue
+  [ "$(redis-cli -p "$redis_port" pttl "$key")" -lt 0 ] && echo "$key"
+done || true)
+[ -z "$forever" ] || { echo "FAIL: keys without an expiry: $forever"; exit 1; }
+echo "ok   every task key in Redis expires ($(redis-cli -p "$redis_port" dbsize) keys)"
+
 echo "ok: tasks across replicas ($(( $(date +%s) - started_at ))s)"

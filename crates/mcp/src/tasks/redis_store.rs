@@ -110,6 +110,14 @@ impl RedisStore {
             .ignore()
             .zadd(&caller, &record.id, expires)
             .ignore()
+            // The caller's index lives as long as its longest task: NX gives a
+            // new index an expiry (GT alone never would: Redis counts "none" as
+            // infinite), GT lengthens it.
+            .cmd("PEXPIRE")
+            .arg(&caller)
+            .arg(left(expires))
+            .arg("NX")
+            .ignore()
             .cmd("PEXPIRE")
             .arg(&caller)
             .arg(left(expires))
