@@ -172,6 +172,7 @@ async fn broken_and_malformed_plugins_are_skipped_and_the_rest_serve() {
     let dir = PluginDir::with(&[
         "misbehave",
         "bad-decl",
+        "bad-tasks",
         "bad-schema",
         "dup-tools",
         "load-trap",
@@ -198,12 +199,20 @@ async fn broken_and_malformed_plugins_are_skipped_and_the_rest_serve() {
             "bad-decl is refused whole: {names:?}"
         );
         assert!(!names.contains(&"twice".to_string()), "{names:?}");
+        assert!(
+            !names.contains(&"flood".to_string()),
+            "bad-tasks is refused whole: {names:?}"
+        );
         assert!(!names.contains(&"hello".to_string()), "{names:?}");
         let echoed = server.call("echo", json!({"text": "ok"})).await;
         assert_eq!(text(&echoed), "ok");
         let log = server.stop().await;
         let expectations = [
             ("bad-decl.wasm", "\"bad name!\" must be 1 to 64 characters"),
+            (
+                "bad-tasks.wasm",
+                "it declares 100000 tool executions, more than the 1000 a plugin may",
+            ),
             ("bad-schema.wasm", "must be a JSON Schema object, found an array"),
             ("dup-tools.wasm", "tool \"twice\" is declared twice"),
             ("load-trap.wasm", "crashed while running `list-tools`"),

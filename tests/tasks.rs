@@ -353,3 +353,44 @@ async fn a_task_required_tool_is_refused_to_a_client_without_the_extension() {
         "{ordinary}"
     );
 }
+
+#[tokio::test]
+async fn the_plugin_declares_task_support_and_the_manifest_overrides_it() {
+    // The manifest says nothing of `test_tool_with_task` (the plugin declares it required)
+    // and makes `failing_job` (declared required too) an ordinary call.
+    let dir = PluginDir::with(&["conformance-interactive"]);
+    dir.write(
+        "conformance-interactive.toml",
+        "[tasks.tools]\nfailing_job = \"forbidden\"\n",
+    );
+    let warden = HttpWarden::start(dir.path(), &[]).await;
+    let (_, refused) = warden
+        .post_2026(
+            None,
+            "tools/call",
+            json!({"name": "test_tool_with_task", "arguments": {}}),
+            json!({}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    let created = post(&warden, "tools/call", json!({"name": "failing_job", "arguments": {}})).await;
+    assert_eq!(created["result"]["resultType"], "complete", "not a task: {created}");
+    assert_eq!(
+        created["result"]["content"][0]["text"], "failing_job failed, as it always does",
+        "an ordinary (isError) result even for a client that declared tasks: {created}"
+    );
+    assert_eq!(created["result"]["isError"], true, "{created}");
+
+    // `warden check` says who decided.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["check", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "    task       required (declared by the plugin)",
+        "    task       forbidden (the manifest's [tasks.tools])",
+    ] {
+        assert!(printed.contains(line), "`warden check` prints {line:?}:\n{printed}");
+    }
+}

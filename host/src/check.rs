@@ -164,8 +164,9 @@ fn describe_functions(out: &mut String, plugin: &Plugin, plain: &PlainExports) {
     }
 }
 
-/// Each tool's annotations as served, what its author claimed, and which
-/// claims the grants corrected (see `annotations`).
+/// Each tool's annotations as served, what its author claimed, which
+/// claims the grants corrected (see `annotations`), and whether its calls
+/// may become tasks, decided by whom.
 fn tool_annotations(out: &mut String, plugin: &Plugin) {
     let reach = Reach::of(&plugin.prepared.settings.grants);
     let json = |a: &ToolAnnotations| serde_json::to_string(a).unwrap_or_default();
@@ -182,6 +183,8 @@ fn tool_annotations(out: &mut String, plugin: &Plugin) {
         for correction in annotations::served(decl.claimed.as_ref(), &reach).1 {
             let _ = writeln!(out, "    {:<10} {correction}", "corrected");
         }
+        let (support, source) = plugin.prepared.settings.tasks.decide(&decl.tool.name, decl.task);
+        let _ = writeln!(out, "    {:<10} {} ({})", "task", support.as_str(), source.describe());
     }
 }
 

@@ -80,9 +80,10 @@ cat >"$plugins/conformance/plugin.toml" <<EOF
 [filesystem]
 "$plugins/conformance/state" = { mount = "/state", access = "read-write" }
 EOF
-# The fixtures that ask the client (warden:plugin@0.2.0), granted every interaction.
+# The fixtures that ask the client (warden:plugin@0.3.0), granted every interaction.
 cp "$interactive" "$plugins/conformance-interactive.wasm"
-# The task fixtures (SEP-2663) become tasks only because this manifest says they may or must.
+# The task fixtures (SEP-2663) declare their own task support (contract 0.3.0); the manifest
+# only bounds how long a task may run.
 cat >"$plugins/conformance-interactive.toml" <<EOF
 [interaction]
 elicit = true
@@ -91,14 +92,6 @@ roots = true
 
 [tasks]
 timeout = "2m"
-
-[tasks.tools]
-slow_compute = "optional"
-confirm_delete = "optional"
-multi_input = "optional"
-failing_job = "required"
-protocol_error_job = "required"
-test_tool_with_task = "required"
 EOF
 
 # --- serve -----------------------------------------------------------------------------

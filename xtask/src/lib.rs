@@ -387,16 +387,16 @@ mod tests {
 
     /// The Rust SDK generates its bindings from its own copy of the contract (a published
     /// crate cannot reach outside its folder): the copy must be the contract it implements,
-    /// `warden:plugin@0.2.0` (`wit/v0.2.0/plugin.wit`), byte for byte.
+    /// `warden:plugin@0.3.0` (`wit/v0.3.0/plugin.wit`), byte for byte.
     #[test]
     fn the_rust_sdk_carries_the_contract_unchanged() {
         let root = repo_root();
-        let contract = fs::read(root.join("wit/v0.2.0/plugin.wit")).unwrap();
+        let contract = fs::read(root.join("wit/v0.3.0/plugin.wit")).unwrap();
         let copy = fs::read(root.join("sdk/rust/warden-plugin/wit/plugin.wit")).unwrap();
         assert!(
             contract == copy,
-            "sdk/rust/warden-plugin/wit/plugin.wit differs from wit/v0.2.0/plugin.wit; \
-             copy it again: cp wit/v0.2.0/plugin.wit sdk/rust/warden-plugin/wit/"
+            "sdk/rust/warden-plugin/wit/plugin.wit differs from wit/v0.3.0/plugin.wit; \
+             copy it again: cp wit/v0.3.0/plugin.wit sdk/rust/warden-plugin/wit/"
         );
     }
 }

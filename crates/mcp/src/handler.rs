@@ -427,7 +427,8 @@ impl ServerHandler for WardenServer {
         };
         permitted(&context, &tool, &format!("the tool `{}`", request.name))?;
         let arguments = Arguments::new(Value::Object(request.arguments.unwrap_or_default()));
-        let support = entry.plugin.prepared.settings.tasks.support(&entry.decl().tool.name);
+        let decl = entry.decl();
+        let support = entry.plugin.prepared.settings.tasks.support(&decl.tool.name, decl.task);
         if support != TaskSupport::Forbidden {
             let declared = is_2026(&context) && context.client_capabilities().is_some_and(|c| c.supports_tasks());
             match (declared, self.shared.tasks.is_draining(), support) {

@@ -31,6 +31,7 @@ pub const ITEM_BYTES: usize = 32;
 pub fn check(declared: &Declared) -> Result<()> {
     for (kind, count, limit) in [
         ("tools", declared.tools.len(), MAX_TOOLS),
+        ("tool executions", declared.executions.len(), MAX_TOOLS),
         ("prompts", declared.prompts.len(), MAX_PROMPTS),
         ("resources", declared.resources.len(), MAX_RESOURCES),
         ("resource templates", declared.templates.len(), MAX_TEMPLATES),
@@ -88,6 +89,7 @@ fn declared_bytes(declared: &Declared) -> usize {
             + optional(&t.output_schema)
             + t.annotations.as_ref().map_or(0, |a| optional(&a.title))
     });
+    let executions = declared.executions.iter().map(|e| ITEM_BYTES + e.tool.len());
     let resources = declared.resources.iter().map(|r| {
         ITEM_BYTES + r.uri.len() + r.name.len() + optional(&r.title) + optional(&r.description) + optional(&r.mime_type)
     });
@@ -109,7 +111,12 @@ fn declared_bytes(declared: &Declared) -> usize {
                 .map(|a| ITEM_BYTES + a.name.len() + optional(&a.description))
                 .sum::<usize>()
     });
-    tools.chain(resources).chain(templates).chain(prompts).sum()
+    tools
+        .chain(executions)
+        .chain(resources)
+        .chain(templates)
+        .chain(prompts)
+        .sum()
 }
 
 #[cfg(test)]
@@ -163,6 +170,18 @@ mod tests {
                     ..Declared::default()
                 },
                 "101 resource templates",
+            ),
+            (
+                Declared {
+                    executions: (0..=MAX_TOOLS)
+                        .map(|n| types::ToolExecution {
+                            tool: format!("t{n}"),
+                            task_support: types::TaskSupport::Optional,
+                        })
+                        .collect(),
+                    ..Declared::default()
+                },
+                "1001 tool executions",
             ),
             (
                 Declared {

@@ -15,11 +15,14 @@ use crate::schema_validation::CompiledSchema;
 use crate::uri_template::UriTemplate;
 use warden_runtime::contract::types;
 use warden_runtime::naming;
+use warden_runtime::task_policy::TaskSupport;
 
 /// Everything a plugin declares at load, as it answered.
 #[derive(Default)]
 pub struct Declared {
     pub tools: Vec<types::Tool>,
+    /// How tools may run (contract 0.3.0's `list-tool-execution`).
+    pub executions: Vec<types::ToolExecution>,
     pub resources: Vec<types::ResourceInfo>,
     pub templates: Vec<types::ResourceTemplate>,
     pub prompts: Vec<types::Prompt>,
@@ -36,6 +39,9 @@ pub struct ToolDecl {
     pub claimed: Option<ToolAnnotations>,
     pub input: Arc<CompiledSchema>,
     pub output: Option<Arc<CompiledSchema>>,
+    /// Whether the plugin declared that the tool may or must run as a
+    /// task; the manifest's `[tasks]` decides over it (`TaskPolicy::decide`).
+    pub task: Option<TaskSupport>,
 }
 
 impl std::fmt::Debug for ToolDecl {
@@ -55,8 +61,10 @@ pub const MAX_PLUGIN_PATTERNS: u64 = 1_000;
 /// (see `schema_budget::MAX_LOCATION_BYTES`).
 pub const MAX_PLUGIN_LOCATION_BYTES: u64 = 64 << 20;
 
-/// Validates a plugin's tool list: names, descriptions, schemas, uniqueness.
-pub fn tools(declared: Vec<types::Tool>) -> Result<Vec<ToolDecl>> {
+/// Validates a plugin's tool list — names, descriptions, schemas,
+/// uniqueness — and its task declarations (`executions`: each for a
+/// declared tool, at most one per tool).
+pub fn tools(declared: Vec<types::Tool>, executions: Vec<types::ToolExecution>) -> Result<Vec<ToolDecl>> {
     let mut seen = HashSet::new();
     let mut tools = Vec::with_capacity(declared.len());
     let mut total = SchemaCost::default();
@@ -88,6 +96,26 @@ pub fn tools(declared: Vec<types::Tool>) -> Result<Vec<ToolDecl>> {
         tools.push(decl);
     }
     tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
+    for execution in executions {
+        let name = execution.tool.as_str();
+        // A name no tool has may be anything the plugin wrote: quote its start only.
+        let shown = || name.chars().take(64).collect::<String>();
+        let Ok(index) = tools.binary_search_by(|t| t.tool.name.as_ref().cmp(name)) else {
+            bail!(
+                "its `list-tool-execution` names tool {:?}, which its `list-tools` does not declare",
+                shown()
+            );
+        };
+        let decl = &mut tools[index];
+        if decl.task.is_some() {
+            bail!("its `list-tool-execution` names tool {name:?} twice");
+        }
+        decl.task = Some(match execution.task_support {
+            types::TaskSupport::Forbidden => TaskSupport::Forbidden,
+            types::TaskSupport::Optional => TaskSupport::Optional,
+            types::TaskSupport::Required => TaskSupport::Required,
+        });
+    }
     Ok(tools)
 }
 
@@ -130,6 +158,7 @@ fn tool_decl(tool: types::Tool) -> Result<(ToolDecl, SchemaCost)> {
             claimed,
             input,
             output,
+            task: None,
         },
         cost,
     ))
@@ -378,7 +407,7 @@ mod tests {
 
     #[test]
     fn accepts_a_well_formed_tool_and_sorts() {
-        let tools = tools(vec![tool("zeta", OBJECT), tool("alpha", OBJECT)]).unwrap();
+        let tools = tools(vec![tool("zeta", OBJECT), tool("alpha", OBJECT)], Vec::new()).unwrap();
         let names: Vec<_> = tools.iter().map(|t| t.tool.name.to_string()).collect();
         assert_eq!(names, ["alpha", "zeta"]);
     }
@@ -400,17 +429,52 @@ mod tests {
             (vec![tool("twice", OBJECT), tool("twice", OBJECT)], "declared twice"),
         ];
         for (declared, expected) in cases {
-            let err = format!("{:#}", tools(declared).unwrap_err());
+            let err = format!("{:#}", tools(declared, Vec::new()).unwrap_err());
             assert!(err.contains(expected), "{err:?} should mention {expected:?}");
         }
         let mut no_description = tool("ok", OBJECT);
         no_description.description = " ".into();
-        assert!(format!("{:#}", tools(vec![no_description]).unwrap_err()).contains("description"));
+        assert!(format!("{:#}", tools(vec![no_description], Vec::new()).unwrap_err()).contains("description"));
+    }
+
+    #[test]
+    fn task_declarations_attach_to_their_tools_once() {
+        let execution = |tool: &str, task_support| types::ToolExecution {
+            tool: tool.to_string(),
+            task_support,
+        };
+        let tools = tools(
+            vec![tool("crawl", OBJECT), tool("ping", OBJECT)],
+            vec![execution("crawl", types::TaskSupport::Required)],
+        )
+        .unwrap();
+        assert_eq!(tools[0].task, Some(TaskSupport::Required));
+        assert_eq!(tools[1].task, None);
+        let unknown = tools_err(vec![execution("crawel", types::TaskSupport::Optional)]);
+        assert!(
+            unknown.contains("\"crawel\"") && unknown.contains("does not declare"),
+            "{unknown}"
+        );
+        let twice = tools_err(vec![
+            execution("crawl", types::TaskSupport::Optional),
+            execution("crawl", types::TaskSupport::Forbidden),
+        ]);
+        assert!(twice.contains("twice"), "{twice}");
+        let long = tools_err(vec![execution(&"x".repeat(100_000), types::TaskSupport::Optional)]);
+        assert!(
+            long.len() < 300,
+            "the message quotes only the start: {} bytes",
+            long.len()
+        );
+    }
+
+    fn tools_err(executions: Vec<types::ToolExecution>) -> String {
+        format!("{:#}", tools(vec![tool("crawl", OBJECT)], executions).unwrap_err())
     }
 
     #[test]
     fn violations_name_each_path() {
-        let decl = tools(vec![tool("t", OBJECT)]).unwrap().remove(0);
+        let decl = tools(vec![tool("t", OBJECT)], Vec::new()).unwrap().remove(0);
         let found = violations(&decl.input, &serde_json::json!({"n": "seven"}));
         assert_eq!(found.len(), 1);
         assert!(found[0].starts_with("/n: "), "{found:?}");

@@ -312,7 +312,8 @@ impl Loader {
                 .map_err(|(failure, step)| anyhow!("{}", failure.describe(&plugin_name, &manifest_name, step)))?,
         };
         declaration_limits::check(&declared)?;
-        let tools = declarations::tools(declared.tools).context("its `list-tools` answer is malformed")?;
+        let tools = declarations::tools(declared.tools, declared.executions)
+            .context("its `list-tools` or `list-tool-execution` answer is malformed")?;
         let tools = crate::annotations::serve(&plugin_name, &manifest.grants, tools);
         // A misspelt tool in `[tasks.tools]` must not silently leave it an ordinary call.
         for named in manifest.tasks.tools.keys() {
@@ -467,7 +468,7 @@ fn plain_functions(engine: &Engine, component: &Component, bytes: &[u8], plugin:
     })?;
     let candidates = std::mem::take(&mut plain.functions);
     for function in candidates {
-        match declarations::tools(vec![function.declared.clone()]) {
+        match declarations::tools(vec![function.declared.clone()], Vec::new()) {
             Ok(_) => plain.functions.push(function),
             Err(error) => plain.skipped.push(Skipped {
                 export_name: function.export_name,

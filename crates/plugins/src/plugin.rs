@@ -230,6 +230,8 @@ impl Plugin {
         let result = runtime
             .invoke(prepared, call, async |store, instance| {
                 let tools = exports.list_tools(store, &instance).await?;
+                step = "`list-tool-execution`";
+                let executions = exports.list_tool_execution(store, &instance).await?;
                 step = "`list-resources`";
                 let resources = exports.list_resources(store, &instance).await?;
                 step = "`list-resource-templates`";
@@ -238,6 +240,7 @@ impl Plugin {
                 let prompts = exports.list_prompts(store, &instance).await?;
                 Ok(Declared {
                     tools,
+                    executions,
                     resources,
                     templates,
                     prompts,

@@ -1,8 +1,11 @@
 //! `[tasks]` in the operator's manifest: which tools' calls may or must
 //! become MCP tasks (SEP-2663), and how long a task may run.
 //!
-//! The decision is the operator's, never the model's: a client that
-//! declared the tasks extension gets a task only where this says so.
+//! The decision is the operator's and the plugin author's, never the
+//! model's: a client that declared the tasks extension gets a task only
+//! where this says so. The manifest wins: `[tasks.tools] NAME`, then
+//! `[tasks] default` when it is written, then what the plugin declares
+//! (contract 0.3.0's `list-tool-execution`), then `forbidden`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -37,12 +40,37 @@ impl TaskSupport {
 /// The validated `[tasks]` section.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskPolicy {
-    /// For every tool not named in `tools`.
-    pub default: TaskSupport,
+    /// For every tool not named in `tools`, over what the plugin declares;
+    /// `None` when the manifest does not say.
+    pub default: Option<TaskSupport>,
     /// Per tool, by the name the plugin declares.
     pub tools: BTreeMap<String, TaskSupport>,
     /// Wall-clock time one task may run, in place of `[limits] timeout`.
     pub timeout: Duration,
+}
+
+/// Who decided a tool's task support, for `warden check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskSource {
+    /// `[tasks.tools] NAME`.
+    ManifestTool,
+    /// `[tasks] default`.
+    ManifestDefault,
+    /// The plugin's `list-tool-execution`.
+    Plugin,
+    /// Nobody: `forbidden`.
+    Default,
+}
+
+impl TaskSource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            TaskSource::ManifestTool => "the manifest's [tasks.tools]",
+            TaskSource::ManifestDefault => "the manifest's [tasks] default",
+            TaskSource::Plugin => "declared by the plugin",
+            TaskSource::Default => "default",
+        }
+    }
 }
 
 /// A task runs for at most ten minutes unless the manifest says otherwise.
@@ -53,7 +81,7 @@ pub const MAX_TASK_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 impl Default for TaskPolicy {
     fn default() -> Self {
         Self {
-            default: TaskSupport::Forbidden,
+            default: None,
             tools: BTreeMap::new(),
             timeout: DEFAULT_TASK_TIMEOUT,
         }
@@ -61,14 +89,24 @@ impl Default for TaskPolicy {
 }
 
 impl TaskPolicy {
-    /// The policy for the tool the plugin declares as `tool`.
-    pub fn support(&self, tool: &str) -> TaskSupport {
-        self.tools.get(tool).copied().unwrap_or(self.default)
+    /// The support of the tool the plugin declares as `tool`, given what
+    /// the plugin itself declared for it, and who decided.
+    pub fn decide(&self, tool: &str, declared: Option<TaskSupport>) -> (TaskSupport, TaskSource) {
+        if let Some(support) = self.tools.get(tool) {
+            return (*support, TaskSource::ManifestTool);
+        }
+        if let Some(support) = self.default {
+            return (support, TaskSource::ManifestDefault);
+        }
+        match declared {
+            Some(support) => (support, TaskSource::Plugin),
+            None => (TaskSupport::Forbidden, TaskSource::Default),
+        }
     }
 
-    /// Whether any tool may become a task.
-    pub fn any(&self) -> bool {
-        self.default != TaskSupport::Forbidden || self.tools.values().any(|s| *s != TaskSupport::Forbidden)
+    /// The support of `tool`, as `decide` has it.
+    pub fn support(&self, tool: &str, declared: Option<TaskSupport>) -> TaskSupport {
+        self.decide(tool, declared).0
     }
 }
 
@@ -92,8 +130,8 @@ pub(crate) fn parse(raw: RawTasks) -> Result<TaskPolicy> {
         }
     };
     let default = match &raw.default {
-        Some(value) => support(value, "tasks.default")?,
-        None => TaskSupport::Forbidden,
+        Some(value) => Some(support(value, "tasks.default")?),
+        None => None,
     };
     let mut tools = BTreeMap::new();
     for (name, value) in &raw.tools {
@@ -130,20 +168,46 @@ mod tests {
     #[test]
     fn tools_are_forbidden_to_become_tasks_by_default() {
         let tasks = policy("").unwrap();
-        assert_eq!(tasks.support("anything"), TaskSupport::Forbidden);
-        assert!(!tasks.any());
+        assert_eq!(
+            tasks.decide("anything", None),
+            (TaskSupport::Forbidden, TaskSource::Default)
+        );
         assert_eq!(tasks.timeout, DEFAULT_TASK_TIMEOUT);
     }
 
     #[test]
-    fn a_tool_entry_overrides_the_default() {
+    fn the_plugin_decides_where_the_manifest_is_silent() {
+        let tasks = policy("").unwrap();
+        assert_eq!(
+            tasks.decide("crawl", Some(TaskSupport::Required)),
+            (TaskSupport::Required, TaskSource::Plugin)
+        );
+        let tasks = policy("[tasks.tools]\ncrawl = \"forbidden\"\n").unwrap();
+        assert_eq!(
+            tasks.decide("crawl", Some(TaskSupport::Required)),
+            (TaskSupport::Forbidden, TaskSource::ManifestTool)
+        );
+        assert_eq!(
+            tasks.decide("other", Some(TaskSupport::Optional)),
+            (TaskSupport::Optional, TaskSource::Plugin)
+        );
+    }
+
+    #[test]
+    fn a_tool_entry_overrides_the_default_and_the_default_the_plugin() {
         let tasks = policy(
             "[tasks]\ndefault = \"optional\"\ntimeout = \"2h\"\n[tasks.tools]\ncrawl = \"required\"\nping = \"forbidden\"\n",
         )
         .unwrap();
-        assert_eq!(tasks.support("crawl"), TaskSupport::Required);
-        assert_eq!(tasks.support("ping"), TaskSupport::Forbidden);
-        assert_eq!(tasks.support("other"), TaskSupport::Optional);
+        assert_eq!(tasks.support("crawl", None), TaskSupport::Required);
+        assert_eq!(
+            tasks.support("ping", Some(TaskSupport::Required)),
+            TaskSupport::Forbidden
+        );
+        assert_eq!(
+            tasks.decide("other", Some(TaskSupport::Required)),
+            (TaskSupport::Optional, TaskSource::ManifestDefault)
+        );
         assert_eq!(tasks.timeout, Duration::from_secs(7200));
     }
 

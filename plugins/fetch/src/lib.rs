@@ -44,7 +44,14 @@ struct Fetched {
 /// saying so. Redirects are not followed: a 3xx answer names its target. An HTTP error
 /// status (400 and up) comes back as an error result with the body. Only hosts the operator
 /// allowed can be reached.
-#[tool(title = "Fetch a URL", read_only, destructive = false, idempotent, open_world)]
+#[tool(
+    title = "Fetch a URL",
+    read_only,
+    destructive = false,
+    idempotent,
+    open_world,
+    task = "optional"
+)]
 fn fetch_url(args: FetchArgs) -> Result<Structured<Fetched>, Error> {
     let max_bytes = match args.max_bytes {
         None => DEFAULT_MAX_BYTES,

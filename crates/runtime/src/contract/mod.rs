@@ -14,25 +14,27 @@ mod host;
 mod reply;
 pub mod v0_1_0;
 pub mod v0_2_0;
+pub mod v0_3_0;
 
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre, Linker};
 
 pub use host::Host;
 pub use reply::{Ask, PromptReply, ReadReply, Reply, Structured, ToolReply, ToolResult};
-pub use v0_2_0::warden::plugin::host::{Interaction, LogLevel};
-pub use v0_2_0::warden::plugin::types;
+pub use v0_3_0::warden::plugin::host::{Interaction, LogLevel};
+pub use v0_3_0::warden::plugin::types;
 
 /// A completion's reference, as the latest version spells it.
-pub type CompletionRef = v0_2_0::completions::Reference;
+pub type CompletionRef = v0_3_0::completions::Reference;
 
 /// The versions this Warden serves, oldest first.
-pub const VERSIONS: [&str; 2] = [v0_1_0::VERSION, v0_2_0::VERSION];
+pub const VERSIONS: [&str; 3] = [v0_1_0::VERSION, v0_2_0::VERSION, v0_3_0::VERSION];
 
 /// Links every served version's `host` interface, side by side.
 pub fn add_to_linker<T: Host + 'static>(linker: &mut Linker<T>) -> anyhow::Result<()> {
     v0_1_0::add_to_linker(linker)?;
-    v0_2_0::add_to_linker(linker)
+    v0_2_0::add_to_linker(linker)?;
+    v0_3_0::add_to_linker(linker)
 }
 
 /// One of the contract's exported interfaces.
@@ -66,6 +68,7 @@ pub enum Exports {
     None,
     V0_1_0(v0_1_0::Exports),
     V0_2_0(v0_2_0::Exports),
+    V0_3_0(v0_3_0::Exports),
 }
 
 impl Exports {
@@ -73,6 +76,7 @@ impl Exports {
     /// served one: anything else is read as the oldest).
     pub fn resolve<T>(version: &str, pre: &InstancePre<T>) -> Self {
         match version {
+            v0_3_0::VERSION => Self::V0_3_0(v0_3_0::Exports::resolve(pre)),
             v0_2_0::VERSION => Self::V0_2_0(v0_2_0::Exports::resolve(pre)),
             _ => Self::V0_1_0(v0_1_0::Exports::resolve(pre)),
         }
@@ -84,6 +88,7 @@ impl Exports {
             Self::None => false,
             Self::V0_1_0(exports) => exports.has(interface),
             Self::V0_2_0(exports) => exports.has(interface),
+            Self::V0_3_0(exports) => exports.has(interface),
         }
     }
 
@@ -102,6 +107,7 @@ impl Exports {
             Self::None => return None,
             Self::V0_1_0(_) => v0_1_0::VERSION,
             Self::V0_2_0(_) => v0_2_0::VERSION,
+            Self::V0_3_0(_) => v0_3_0::VERSION,
         };
         (!self.names().is_empty()).then_some(version)
     }
@@ -116,6 +122,20 @@ impl Exports {
             Self::None => Ok(Vec::new()),
             Self::V0_1_0(exports) => exports.list_tools(store, instance).await,
             Self::V0_2_0(exports) => exports.list_tools(store, instance).await,
+            Self::V0_3_0(exports) => exports.list_tools(store, instance).await,
+        }
+    }
+
+    /// `list-tool-execution`: how each tool may run (tasks); nothing for
+    /// versions before 0.3.0, whose tools never declare it.
+    pub async fn list_tool_execution<T: Send>(
+        &self,
+        store: &mut Store<T>,
+        instance: &Instance,
+    ) -> wasmtime::Result<Vec<types::ToolExecution>> {
+        match self {
+            Self::V0_3_0(exports) => exports.list_tool_execution(store, instance).await,
+            Self::None | Self::V0_1_0(_) | Self::V0_2_0(_) => Ok(Vec::new()),
         }
     }
 
@@ -129,6 +149,7 @@ impl Exports {
             Self::None => Ok(Vec::new()),
             Self::V0_1_0(exports) => exports.list_resources(store, instance).await,
             Self::V0_2_0(exports) => exports.list_resources(store, instance).await,
+            Self::V0_3_0(exports) => exports.list_resources(store, instance).await,
         }
     }
 
@@ -142,6 +163,7 @@ impl Exports {
             Self::None => Ok(Vec::new()),
             Self::V0_1_0(exports) => exports.list_resource_templates(store, instance).await,
             Self::V0_2_0(exports) => exports.list_resource_templates(store, instance).await,
+            Self::V0_3_0(exports) => exports.list_resource_templates(store, instance).await,
         }
     }
 
@@ -155,6 +177,7 @@ impl Exports {
             Self::None => Ok(Vec::new()),
             Self::V0_1_0(exports) => exports.list_prompts(store, instance).await,
             Self::V0_2_0(exports) => exports.list_prompts(store, instance).await,
+            Self::V0_3_0(exports) => exports.list_prompts(store, instance).await,
         }
     }
 
@@ -174,6 +197,7 @@ impl Exports {
             Self::None => Err(not_exported(Interface::Tools)),
             Self::V0_1_0(exports) => exports.call_tool(store, instance, tool, arguments, input, ask).await,
             Self::V0_2_0(exports) => exports.call_tool(store, instance, tool, arguments, input, ask).await,
+            Self::V0_3_0(exports) => exports.call_tool(store, instance, tool, arguments, input, ask).await,
         }
     }
 
@@ -190,6 +214,7 @@ impl Exports {
             Self::None => Err(not_exported(Interface::Resources)),
             Self::V0_1_0(exports) => exports.read_resource(store, instance, uri, input, ask).await,
             Self::V0_2_0(exports) => exports.read_resource(store, instance, uri, input, ask).await,
+            Self::V0_3_0(exports) => exports.read_resource(store, instance, uri, input, ask).await,
         }
     }
 
@@ -208,6 +233,7 @@ impl Exports {
             Self::None => Err(not_exported(Interface::Prompts)),
             Self::V0_1_0(exports) => exports.get_prompt(store, instance, name, arguments, input, ask).await,
             Self::V0_2_0(exports) => exports.get_prompt(store, instance, name, arguments, input, ask).await,
+            Self::V0_3_0(exports) => exports.get_prompt(store, instance, name, arguments, input, ask).await,
         }
     }
 
@@ -224,6 +250,7 @@ impl Exports {
             Self::None => Err(not_exported(Interface::Completions)),
             Self::V0_1_0(exports) => exports.complete(store, instance, reference, argument, value).await,
             Self::V0_2_0(exports) => exports.complete(store, instance, reference, argument, value).await,
+            Self::V0_3_0(exports) => exports.complete(store, instance, reference, argument, value).await,
         }
     }
 }

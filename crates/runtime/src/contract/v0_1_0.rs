@@ -16,7 +16,7 @@ wasmtime::component::bindgen!({
     world: "warden:plugin/plugin",
     exports: { default: async },
     with: {
-        "warden:plugin/types": super::v0_2_0::warden::plugin::types,
+        "warden:plugin/types": super::v0_3_0::warden::plugin::types,
     },
 });
 

@@ -1,13 +1,13 @@
 //! `warden:plugin@0.2.0` (`wit/v0.2.0/plugin.wit`): 0.1.0 plus interaction —
 //! a call may answer `input-required` and is called again with the answers.
-//! Its types are the ones the rest of Warden speaks.
+//! Its types are the latest version's (bindgen's `with:`).
 
 use anyhow::Context;
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre, Linker};
 
 use super::host::{AsHost, HostView};
-use super::{Ask, Interface, PromptReply, ReadReply, Reply, ToolReply};
+use super::{Ask, CompletionRef, Interaction, Interface, LogLevel, PromptReply, ReadReply, Reply, ToolReply};
 
 pub const VERSION: &str = "0.2.0";
 
@@ -15,10 +15,14 @@ wasmtime::component::bindgen!({
     path: "../../wit/v0.2.0",
     world: "warden:plugin/plugin",
     exports: { default: async },
+    with: {
+        "warden:plugin/types": super::v0_3_0::warden::plugin::types,
+    },
 });
 
+use super::types;
 pub use exports::warden::plugin::{completions, prompts, resources, tools};
-use warden::plugin::{host, types};
+use warden::plugin::host;
 
 /// Links 0.2.0's `host` interface for stores whose data is a `super::Host`.
 pub fn add_to_linker<T: super::Host + 'static>(linker: &mut Linker<T>) -> anyhow::Result<()> {
@@ -27,10 +31,20 @@ pub fn add_to_linker<T: super::Host + 'static>(linker: &mut Linker<T>) -> anyhow
         .context("cannot link the host interface (0.2.0)")
 }
 
-impl<T: super::Host> types::Host for HostView<'_, T> {}
-
+/// 0.2.0's `host`: the latest one, its enums spelt in 0.2.0's bindings.
 impl<T: super::Host> host::Host for HostView<'_, T> {
     fn log(&mut self, level: host::LogLevel, message: String) {
+        use host::LogLevel as V2;
+        let level = match level {
+            V2::Debug => LogLevel::Debug,
+            V2::Info => LogLevel::Info,
+            V2::Notice => LogLevel::Notice,
+            V2::Warning => LogLevel::Warning,
+            V2::Error => LogLevel::Error,
+            V2::Critical => LogLevel::Critical,
+            V2::Alert => LogLevel::Alert,
+            V2::Emergency => LogLevel::Emergency,
+        };
         self.0.log(level, message);
     }
 
@@ -43,7 +57,14 @@ impl<T: super::Host> host::Host for HostView<'_, T> {
     }
 
     fn can_ask(&mut self, what: host::Interaction) -> bool {
-        self.0.can_ask(what)
+        use host::Interaction as V2;
+        self.0.can_ask(match what {
+            V2::ElicitForm => Interaction::ElicitForm,
+            V2::ElicitUrl => Interaction::ElicitUrl,
+            V2::Sample => Interaction::Sample,
+            V2::SampleWithTools => Interaction::SampleWithTools,
+            V2::ListRoots => Interaction::ListRoots,
+        })
     }
 }
 
@@ -185,11 +206,15 @@ impl Exports {
         &self,
         store: &mut Store<T>,
         instance: &Instance,
-        reference: &completions::Reference,
+        reference: &CompletionRef,
         argument: &str,
         value: &str,
     ) -> wasmtime::Result<Vec<String>> {
         let guest = super::exported(&self.completions, Interface::Completions)?.load(&mut *store, instance)?;
-        guest.call_complete(&mut *store, reference, argument, value).await
+        let reference = match reference {
+            CompletionRef::Prompt(name) => completions::Reference::Prompt(name.clone()),
+            CompletionRef::ResourceTemplate(uri) => completions::Reference::ResourceTemplate(uri.clone()),
+        };
+        guest.call_complete(&mut *store, &reference, argument, value).await
     }
 }

@@ -58,6 +58,8 @@ struct Options {
     idempotent: Option<LitBool>,
     open_world: Option<LitBool>,
     size: Option<LitBool>,
+    /// `task = "forbidden" | "optional" | "required"`.
+    task: Option<LitStr>,
 }
 
 fn allowed(kind: Kind) -> &'static [&'static str] {
@@ -70,11 +72,15 @@ fn allowed(kind: Kind) -> &'static [&'static str] {
             "destructive",
             "idempotent",
             "open_world",
+            "task",
         ],
         Kind::Resource => &["name", "title", "description", "uri", "template", "mime_type", "size"],
         Kind::Prompt => &["name", "title", "description"],
     }
 }
+
+/// What `#[tool(task = …)]` may say (the contract's `task-support`).
+const TASK_SUPPORT: [&str; 3] = ["forbidden", "optional", "required"];
 
 fn parse_options(kind: Kind, attr: Tokens) -> syn::Result<Options> {
     let mut options = Options::default();
@@ -114,6 +120,18 @@ fn parse_options(kind: Kind, attr: Tokens) -> syn::Result<Options> {
                 let slot = match key.as_str() {
                     "name" => &mut options.name,
                     "title" => &mut options.title,
+                    "task" => {
+                        if !TASK_SUPPORT.contains(&value.value().as_str()) {
+                            return Err(syn::Error::new(
+                                value.span(),
+                                format!(
+                                    "`task = {:?}`: write \"forbidden\", \"optional\" or \"required\"",
+                                    value.value()
+                                ),
+                            ));
+                        }
+                        &mut options.task
+                    }
                     _ => &mut options.description,
                 };
                 *slot = Some(value);
@@ -303,6 +321,12 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
                     open_world_hint: #open_world,
                 }))
             };
+            let task = match options.task.as_ref().map(LitStr::value).as_deref() {
+                Some("forbidden") => quote!(::core::option::Option::Some(::warden_plugin::TaskSupport::Forbidden)),
+                Some("optional") => quote!(::core::option::Option::Some(::warden_plugin::TaskSupport::Optional)),
+                Some(_) => quote!(::core::option::Option::Some(::warden_plugin::TaskSupport::Required)),
+                None => quote!(::core::option::Option::None),
+            };
             quote! {
                 impl #krate::ToolDef for #marker {
                     const ENTRY: #krate::ToolEntry = #krate::ToolEntry {
@@ -315,6 +339,7 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
                             output_schema: <#output as ::warden_plugin::IntoToolResult>::output_schema(),
                             annotations: #annotations,
                         },
+                        task: #task,
                         call: |arguments, __input| ::warden_plugin::IntoToolResult::into_tool_result(#call),
                     };
                 }
@@ -430,4 +455,25 @@ fn expand(kind: Kind, attr: Tokens, item: Tokens) -> syn::Result<Tokens> {
 
         #definition
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_option_outside_the_contract_is_refused_naming_the_values() {
+        let err = parse_options(Kind::Tool, quote!(task = "always"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("\"always\"") && err.contains("\"required\""), "{err}");
+        let err = parse_options(Kind::Prompt, quote!(task = "optional"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("unknown option"), "{err}");
+        let options = parse_options(Kind::Tool, quote!(task = "required", read_only)).unwrap();
+        assert_eq!(options.task.unwrap().value(), "required");
+    }
 }

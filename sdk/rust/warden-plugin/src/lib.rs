@@ -1,4 +1,4 @@
-//! Write Warden plugins — `warden:plugin@0.2.0` WebAssembly
+//! Write Warden plugins — `warden:plugin@0.3.0` WebAssembly
 //! components — as ordinary typed Rust functions.
 //!
 //! ```ignore
@@ -33,6 +33,9 @@
 //! - A function that takes a `&mut` [`Input`] can ask the client for input — a confirmation,
 //!   a form, a URL to open, its model (sampling), its roots — and is called again with the
 //!   answers; [`can_ask`] tells what may be asked.
+//! - `#[tool(task = "optional")]` (or `"required"`) lets a long tool run as an MCP task,
+//!   which the client polls instead of holding a request open; the operator's manifest
+//!   (`[tasks]`) decides over it, and bounds how long a task may run.
 //!
 //! The bindings are generated here from the contract this crate carries (`wit/plugin.wit`):
 //! a plugin crate needs no WIT of its own. Build it with
@@ -67,7 +70,7 @@ pub use bindings::warden::plugin::types::{
     Blob, CallResult, Content, ElicitAction, ElicitAnswer, ElicitForm, ElicitUrl, Error, InputAnswer, InputAnswers,
     InputRequest, InputRequired, KeyedAnswer, KeyedRequest, Prompt, PromptArgument, PromptMessage, PromptReply,
     PromptResult, ReadReply, ResourceBody, ResourceContents, ResourceInfo, ResourceLink, ResourceTemplate, Role, Root,
-    SamplingAnswer, SamplingMessage, SamplingRequest, Tool, ToolAnnotations, ToolReply,
+    SamplingAnswer, SamplingMessage, SamplingRequest, TaskSupport, Tool, ToolAnnotations, ToolExecution, ToolReply,
 };
 pub use input::{Answer, Ask, Elicited, Input, Pending, Refused};
 pub use warden_plugin_macros::{prompt, resource, tool};
@@ -437,6 +440,8 @@ pub mod __private {
     pub struct ToolEntry {
         pub name: &'static str,
         pub describe: fn() -> Tool,
+        /// `#[tool(task = "…")]`; `None` leaves it to the operator (forbidden by default).
+        pub task: Option<TaskSupport>,
         pub call: fn(&str, &mut Input) -> Result<CallResult, Error>,
     }
 
@@ -552,6 +557,18 @@ pub mod __private {
     impl<P: Plugin> tools::Guest for Exported<P> {
         fn list_tools() -> Vec<Tool> {
             P::TOOLS.iter().map(|tool| (tool.describe)()).collect()
+        }
+
+        fn list_tool_execution() -> Vec<ToolExecution> {
+            P::TOOLS
+                .iter()
+                .filter_map(|tool| {
+                    tool.task.map(|task_support| ToolExecution {
+                        tool: tool.name.to_string(),
+                        task_support,
+                    })
+                })
+                .collect()
         }
 
         fn call_tool(name: String, arguments: String, input: Option<InputAnswers>) -> Result<ToolReply, Error> {

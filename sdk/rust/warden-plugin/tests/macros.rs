@@ -8,7 +8,7 @@ use warden_plugin::bindings::exports::warden::plugin::{completions, prompts, res
 use warden_plugin::{
     CallResult, Content, ElicitAction, ElicitAnswer, Elicited, Error, Input, InputAnswer, InputAnswers, InputRequest,
     InputRequired, Json, KeyedAnswer, PromptReply, ReadReply, Reference, Refused, ResourceBody, ResourceContents, Role,
-    SamplingAnswer, SamplingRequest, ToolReply, prompt, resource, tool,
+    SamplingAnswer, SamplingRequest, TaskSupport, ToolReply, prompt, resource, tool,
 };
 
 #[derive(Deserialize, JsonSchema)]
@@ -37,7 +37,7 @@ struct Count {
 }
 
 /// Counts the letters of a word, refusing empty ones.
-#[tool(name = "count-letters")]
+#[tool(name = "count-letters", task = "optional")]
 fn count(args: GreetArgs) -> Result<Json<Count>, String> {
     if args.name.is_empty() {
         return Err("the name is empty".into());
@@ -48,7 +48,7 @@ fn count(args: GreetArgs) -> Result<Json<Count>, String> {
 }
 
 /// Always says the arguments are wrong.
-#[tool]
+#[tool(task = "forbidden")]
 fn refuse() -> Result<String, Error> {
     Err(Error::InvalidArguments("never".into()))
 }
@@ -294,6 +294,21 @@ fn tools_are_listed_with_their_doc_comments_schemas_and_annotations() {
     assert_eq!(
         empty,
         json!({"type": "object", "properties": {}, "additionalProperties": false})
+    );
+}
+
+#[test]
+fn task_support_is_listed_for_the_tools_that_declare_it() {
+    let listed: Vec<(String, TaskSupport)> = <Plugin as tools::Guest>::list_tool_execution()
+        .into_iter()
+        .map(|e| (e.tool, e.task_support))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("count-letters".to_string(), TaskSupport::Optional),
+            ("refuse".to_string(), TaskSupport::Forbidden)
+        ]
     );
 }
 

@@ -1,7 +1,8 @@
 //! The fixtures of the official MCP conformance suites (`@modelcontextprotocol/conformance`,
 //! 0.1.16 for the 2025-11-25 wire and 0.2.0-alpha.12 for 2026-07-28) that ask the client
 //! something in the middle of a call: elicitation, sampling and roots, through the
-//! `input-required` replies of contract 0.2.0. Served beside `tests/plugins/conformance` (0.1.0),
+//! `input-required` replies of contract 0.2.0, and the task fixtures, whose task support it
+//! declares (contract 0.3.0's `list-tool-execution`). Served beside `tests/plugins/conformance` (0.1.0),
 //! which holds every other fixture; no name here is one of its names.
 //!
 //! - `classic.rs`: the 2025-11-25 tools, which the suite answers as server-to-client requests
@@ -17,7 +18,7 @@
 //! Resources and completions are exported empty: the world requires them.
 
 wit_bindgen::generate!({
-    path: "../../../wit/v0.2.0",
+    path: "../../../wit/v0.3.0",
     world: "warden:plugin/plugin",
 });
 

@@ -3,7 +3,9 @@
 use crate::Interactive;
 use crate::exports::warden::plugin::tools::Guest;
 use crate::rounds::Reply;
-use crate::warden::plugin::types::{CallResult, Content, Error, InputAnswers, Tool, ToolReply};
+use crate::warden::plugin::types::{
+    CallResult, Content, Error, InputAnswers, TaskSupport, Tool, ToolExecution, ToolReply,
+};
 use crate::{classic, mrtr, tasks};
 use serde_json::{Value, json};
 
@@ -104,6 +106,25 @@ fn string_argument(arguments: &str, name: &str) -> Result<String, Error> {
 }
 
 impl Guest for Interactive {
+    /// The task fixtures' support, as the suite expects it (an operator's
+    /// `[tasks]` could still override it).
+    fn list_tool_execution() -> Vec<ToolExecution> {
+        [
+            (tasks::SLOW_COMPUTE, TaskSupport::Optional),
+            (tasks::CONFIRM_DELETE, TaskSupport::Optional),
+            (tasks::MULTI_INPUT, TaskSupport::Optional),
+            (tasks::FAILING_JOB, TaskSupport::Required),
+            (tasks::PROTOCOL_ERROR_JOB, TaskSupport::Required),
+            (tasks::WITH_TASK, TaskSupport::Required),
+        ]
+        .into_iter()
+        .map(|(tool, task_support)| ToolExecution {
+            tool: tool.to_string(),
+            task_support,
+        })
+        .collect()
+    }
+
     fn list_tools() -> Vec<Tool> {
         let mut tools = vec![
             tool(
