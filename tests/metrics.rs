@@ -180,3 +180,95 @@ async fn serves_metrics_beside_stdio() {
     assert!(series_of(&samples, "warden_http_requests_total").is_empty());
     server.stop().await;
 }
+
+/// A task's life in `/metrics` (running, then its events) and in the audit log, up to its
+/// expiry: `[tasks] keep` past its time limit, the record is gone and `expired` is written.
+#[tokio::test]
+async fn tasks_are_counted_while_running_and_their_expiry_is_audited() {
+    let dir = PluginDir::with(&["conformance-interactive"]);
+    // The plugin declares `slow_compute` optional; the manifest only shortens the task's life.
+    dir.write(
+        "conformance-interactive.toml",
+        "[tasks]\ntimeout = \"3s\"\nkeep = \"1s\"\n",
+    );
+    let audit = dir.path().join("audit.jsonl");
+    let warden = HttpWarden::start(
+        dir.path(),
+        &["--metrics", "127.0.0.1:0", "--audit-log", audit.to_str().unwrap()],
+    )
+    .await;
+    let metrics = metrics_url(&warden.log());
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let (_, created) = warden
+        .post_2026(
+            None,
+            "tools/call",
+            json!({"name": "slow_compute", "arguments": {"seconds": 1.5, "label": "counted"}}),
+            tasks.clone(),
+        )
+        .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_string();
+    let running = "warden_tasks_running{plugin=\"conformance-interactive\"}";
+    assert_eq!(value(&scrape(&metrics).await, running), 1.0);
+
+    let status = loop {
+        let (_, got) = warden
+            .post_2026(None, "tasks/get", json!({"taskId": id}), tasks.clone())
+            .await;
+        let status = got["result"]["status"].as_str().unwrap_or_default().to_string();
+        if status != "working" {
+            break status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(status, "completed");
+    let samples = scrape(&metrics).await;
+    assert_eq!(value(&samples, running), 0.0);
+    for (event, count) in [("created", 1.0), ("completed", 1.0)] {
+        let series = format!("warden_task_events_total{{plugin=\"conformance-interactive\",event=\"{event}\"}}");
+        assert_eq!(value(&samples, &series), count, "{event}");
+    }
+
+    // ttlMs is 3 s + 1 s; the sweep runs every 5 s. Poll the audit log for the expiry.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let events = loop {
+        let text = std::fs::read_to_string(&audit).unwrap_or_default();
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|record| record["task_event"].is_string())
+            .collect();
+        if events.iter().any(|e| e["task_event"] == "expired") {
+            break events;
+        }
+        assert!(std::time::Instant::now() < deadline, "no `expired` event:\n{text}");
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    let names: Vec<&str> = events.iter().map(|e| e["task_event"].as_str().unwrap()).collect();
+    assert_eq!(names, ["created", "completed", "expired"], "{events:?}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e["task"] == events[0]["task"] && e["tool"] == "slow_compute"),
+        "one task, named by one digest: {events:?}"
+    );
+    assert!(
+        !events[0]["task"].as_str().unwrap().contains(&id),
+        "never the id itself"
+    );
+    let (_, gone) = warden
+        .post_2026(None, "tasks/get", json!({"taskId": id}), tasks.clone())
+        .await;
+    assert_eq!(gone["error"]["code"], -32602, "{gone}");
+    let samples = scrape(&metrics).await;
+    assert_eq!(
+        value(
+            &samples,
+            "warden_task_events_total{plugin=\"conformance-interactive\",event=\"expired\"}"
+        ),
+        1.0
+    );
+}

@@ -131,6 +131,7 @@ impl Host {
             watcher
         });
         let tasks = Arc::new(tasks);
+        Tasks::spawn_sweeper(&tasks);
         let used_states = UsedStates::default();
         if tasks.is_shared() {
             used_states.share_with(tasks.clone());

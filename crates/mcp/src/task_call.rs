@@ -22,7 +22,7 @@ use crate::resolve;
 use crate::shared::Shared;
 use crate::tasks::driver::{Finish, TaskDriver};
 use crate::tasks::record::{INTERNAL_ERROR, TaskRecord, error_object, now_ms};
-use crate::tasks::{self, HEARTBEAT, IMMEDIATE_WINDOW, KEEP_AFTER, POLL_INTERVAL};
+use crate::tasks::{self, HEARTBEAT, IMMEDIATE_WINDOW, POLL_INTERVAL};
 use crate::tool_call::{self, Arguments};
 use crate::trace_context::TraceParent;
 use warden_plugins::catalog::Catalog;
@@ -85,7 +85,7 @@ impl TaskCall {
             status_message: None,
             created_ms: now,
             updated_ms: now,
-            ttl_ms: (policy.timeout + KEEP_AFTER).as_millis() as u64,
+            ttl_ms: (policy.timeout + policy.keep).as_millis() as u64,
             poll_ms: POLL_INTERVAL.as_millis() as u64,
             input_requests: None,
             result: None,

@@ -47,6 +47,9 @@ pub struct TaskPolicy {
     pub tools: BTreeMap<String, TaskSupport>,
     /// Wall-clock time one task may run, in place of `[limits] timeout`.
     pub timeout: Duration,
+    /// How long its record (and result) is kept after that: its `ttlMs` is
+    /// `timeout + keep`.
+    pub keep: Duration,
 }
 
 /// Who decided a tool's task support, for `warden check`.
@@ -77,6 +80,10 @@ impl TaskSource {
 pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// And never for more than a day: a task holds a sandbox slot while it runs.
 pub const MAX_TASK_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+/// A task's record is kept fifteen minutes past its time limit unless the
+/// manifest says otherwise, and at most a day: the store holds it.
+pub const DEFAULT_TASK_KEEP: Duration = Duration::from_secs(15 * 60);
+pub const MAX_TASK_KEEP: Duration = Duration::from_secs(24 * 60 * 60);
 
 impl Default for TaskPolicy {
     fn default() -> Self {
@@ -84,6 +91,7 @@ impl Default for TaskPolicy {
             default: None,
             tools: BTreeMap::new(),
             timeout: DEFAULT_TASK_TIMEOUT,
+            keep: DEFAULT_TASK_KEEP,
         }
     }
 }
@@ -116,6 +124,7 @@ impl TaskPolicy {
 pub(crate) struct RawTasks {
     default: Option<String>,
     timeout: Option<String>,
+    keep: Option<String>,
     #[serde(default)]
     tools: BTreeMap<String, String>,
 }
@@ -145,10 +154,19 @@ pub(crate) fn parse(raw: RawTasks) -> Result<TaskPolicy> {
     if timeout.is_zero() || timeout > MAX_TASK_TIMEOUT {
         bail!("`tasks.timeout` must be longer than zero and at most 24h");
     }
+    let keep = match &raw.keep {
+        Some(text) => humantime::parse_duration(text.trim())
+            .with_context(|| format!("`tasks.keep` = {text:?} is not valid; write it like `15m` or `1h`"))?,
+        None => DEFAULT_TASK_KEEP,
+    };
+    if keep < Duration::from_secs(1) || keep > MAX_TASK_KEEP {
+        bail!("`tasks.keep` must be at least 1s and at most 24h");
+    }
     Ok(TaskPolicy {
         default,
         tools,
         timeout,
+        keep,
     })
 }
 
@@ -209,6 +227,11 @@ mod tests {
             (TaskSupport::Optional, TaskSource::ManifestDefault)
         );
         assert_eq!(tasks.timeout, Duration::from_secs(7200));
+        assert_eq!(tasks.keep, DEFAULT_TASK_KEEP);
+        assert_eq!(
+            policy("[tasks]\nkeep = \"2h\"").unwrap().keep,
+            Duration::from_secs(7200)
+        );
     }
 
     #[test]
@@ -217,6 +240,8 @@ mod tests {
         assert!(err.contains("tasks.tools.crawl") && err.contains("required"), "{err}");
         let err = format!("{:#}", policy("[tasks]\ntimeout = \"3d\"").unwrap_err());
         assert!(err.contains("tasks.timeout"), "{err}");
+        let err = format!("{:#}", policy("[tasks]\nkeep = \"0s\"").unwrap_err());
+        assert!(err.contains("tasks.keep"), "{err}");
         let err = format!("{:#}", policy("[tasks]\nlimit = 3").unwrap_err());
         assert!(err.contains("limit"), "{err}");
     }

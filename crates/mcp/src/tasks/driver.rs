@@ -10,15 +10,13 @@ use std::sync::{Arc, Mutex};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{InputRequest, InputRequests, JsonObject, Task, TaskStatus};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::record::{INTERNAL_ERROR, TaskRecord, error_object, now_ms};
 use super::store::Refusal;
-use super::{HEARTBEAT, LEASE, Tasks};
+use super::{HEARTBEAT, LEASE, TaskEventOf, Tasks};
 use crate::interaction::{InputKind, TaskInput, answers};
-use warden_runtime::audit::{self, TaskEvent};
 use warden_runtime::contract::types;
 
 /// How a task ended.
@@ -250,22 +248,16 @@ impl TaskDriver {
     }
 
     fn event(&self, event: &'static str, detail: Option<&str>) {
-        if let Some(metrics) = warden_runtime::metrics::get() {
-            metrics.task_event(&self.plugin, event);
-        }
-        let Some(log) = self.tasks.audit() else { return };
-        let digest = Sha256::digest(self.id.as_bytes());
-        let task: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        log.record(&TaskEvent {
-            time: audit::now(),
-            task: &task,
-            plugin: &self.plugin,
-            tool: &self.tool,
-            principal: self.principal.as_deref(),
-            task_event: event,
-            replica: self.tasks.replica(),
+        self.tasks.event(
+            TaskEventOf {
+                id: &self.id,
+                plugin: &self.plugin,
+                tool: &self.tool,
+                principal: self.principal.as_deref(),
+            },
+            event,
             detail,
-        });
+        );
     }
 
     async fn ask_round(

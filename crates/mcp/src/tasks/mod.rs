@@ -31,12 +31,13 @@ use std::time::Duration;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{GetTaskResult, InputResponses};
 use serde_json::json;
+use sha2::{Digest, Sha256};
 
 use crate::interaction::SharedUses;
 use driver::TaskDriver;
 use record::{TaskRecord, now_ms};
 use store::{Bounds, TaskStore};
-use warden_runtime::audit::AuditLog;
+use warden_runtime::audit::{self, AuditLog, TaskEvent};
 
 /// How long a call may run before it becomes a task.
 pub const IMMEDIATE_WINDOW: Duration = Duration::from_millis(100);
@@ -48,10 +49,19 @@ pub const HEARTBEAT: Duration = Duration::from_millis(500);
 pub const LEASE: Duration = Duration::from_secs(5);
 /// How often a client is asked to poll `tasks/get`.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
-/// How long a finished task's record is kept after its time limit.
-pub const KEEP_AFTER: Duration = Duration::from_secs(15 * 60);
 /// Tasks one caller may have running on one replica at once.
 pub const MAX_RUNNING_PER_CALLER: usize = 16;
+/// How often expired tasks are looked for (`Tasks::sweep`).
+pub const SWEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// Which task an event is about.
+pub(crate) struct TaskEventOf<'a> {
+    pub id: &'a str,
+    pub plugin: &'a str,
+    pub tool: &'a str,
+    pub principal: Option<&'a str>,
+}
+
 /// Tasks running on one replica at once.
 pub const MAX_RUNNING: usize = 256;
 
@@ -81,8 +91,62 @@ impl Tasks {
         Self::new(TaskStore::memory(Bounds::default()), replica, audit)
     }
 
-    pub(crate) fn audit(&self) -> Option<&AuditLog> {
-        self.audit.as_deref()
+    /// Counts a task's event in the metrics and writes it to the audit log.
+    pub(crate) fn event(&self, of: TaskEventOf<'_>, event: &'static str, detail: Option<&str>) {
+        if let Some(metrics) = warden_runtime::metrics::get() {
+            metrics.task_event(of.plugin, event);
+        }
+        let Some(log) = self.audit.as_deref() else { return };
+        // The id is a bearer secret: the log names it by a digest.
+        let digest = Sha256::digest(of.id.as_bytes());
+        let task: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        log.record(&TaskEvent {
+            time: audit::now(),
+            task: &task,
+            plugin: of.plugin,
+            tool: of.tool,
+            principal: of.principal,
+            task_event: event,
+            replica: &self.replica,
+            detail,
+        });
+    }
+
+    /// Reports the tasks whose `ttlMs` ended (`expired`), once each across
+    /// replicas; `spawn_sweeper` runs it every `SWEEP_EVERY`.
+    pub async fn sweep(&self) -> usize {
+        match self.store.sweep().await {
+            Ok(expired) => {
+                for task in &expired {
+                    let of = TaskEventOf {
+                        id: &task.id,
+                        plugin: &task.plugin,
+                        tool: &task.tool,
+                        principal: None,
+                    };
+                    self.event(of, "expired", None);
+                }
+                expired.len()
+            }
+            Err(error) => {
+                tracing::warn!("cannot sweep expired tasks: {error:#}");
+                0
+            }
+        }
+    }
+
+    /// Sweeps in the background for as long as `tasks` lives elsewhere.
+    pub fn spawn_sweeper(tasks: &Arc<Tasks>) {
+        let weak = Arc::downgrade(tasks);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(SWEEP_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                let Some(tasks) = weak.upgrade() else { return };
+                tasks.sweep().await;
+            }
+        });
     }
 
     pub(crate) fn store(&self) -> &TaskStore {

@@ -18,7 +18,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::record::{TaskRecord, now_ms};
-use super::store::{Bounds, Control, Refusal, Seen};
+use super::store::{Bounds, Control, Expired, Refusal, SWEEP_BATCH, Seen};
 
 /// How long one Redis command may take before the store counts as unavailable.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -36,7 +36,13 @@ fn caller_key(caller: &str) -> String {
     format!("warden:tasks:{}", hex(&Sha256::digest(caller.as_bytes())))
 }
 
+/// Every task, scored by when it expires; a member is `[id, plugin, tool]`
+/// as JSON, so that the replica whose sweep removes it can report it.
 const ALL_KEY: &str = "warden:tasks";
+
+fn all_member(record: &TaskRecord) -> String {
+    serde_json::json!([record.id, record.plugin, record.tool]).to_string()
+}
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -77,12 +83,8 @@ impl RedisStore {
             .arg(now)
             .ignore()
             .zcard(&caller)
-            .cmd("ZREMRANGEBYSCORE")
-            .arg(ALL_KEY)
-            .arg("-inf")
-            .arg(now)
-            .ignore()
-            .zcard(ALL_KEY)
+            // Expired members stay until a sweep reports them: count the rest.
+            .zcount(ALL_KEY, format!("({now}"), "+inf")
             .query_async(&mut connection)
             .await
             .map_err(|e| Refusal::Unavailable(e.into()))?;
@@ -123,11 +125,43 @@ impl RedisStore {
             .arg(left(expires))
             .arg("GT")
             .ignore()
-            .zadd(ALL_KEY, &record.id, expires)
+            .zadd(ALL_KEY, all_member(record), expires)
             .ignore()
             .query_async::<()>(&mut connection)
             .await
             .map_err(|e| Refusal::Unavailable(e.into()))
+    }
+
+    /// Takes expired tasks off the index: the replica whose `ZREM` removes
+    /// a member is the one that reports it (their records expire by
+    /// themselves, with `PX`).
+    pub async fn sweep(&self) -> Result<Vec<Expired>> {
+        let mut connection = self.connection.clone();
+        let members: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+            .arg(ALL_KEY)
+            .arg("-inf")
+            .arg(now_ms())
+            .arg("LIMIT")
+            .arg(0)
+            .arg(SWEEP_BATCH)
+            .query_async(&mut connection)
+            .await
+            .context("cannot read the task index")?;
+        let mut expired = Vec::new();
+        for member in members {
+            let removed: usize = redis::cmd("ZREM")
+                .arg(ALL_KEY)
+                .arg(&member)
+                .query_async(&mut connection)
+                .await
+                .context("cannot update the task index")?;
+            if removed == 1
+                && let Ok((id, plugin, tool)) = serde_json::from_str::<(String, String, String)>(&member)
+            {
+                expired.push(Expired { id, plugin, tool });
+            }
+        }
+        Ok(expired)
     }
 
     pub async fn get(&self, id: &str) -> Result<Option<Seen>> {

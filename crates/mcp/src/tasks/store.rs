@@ -45,6 +45,18 @@ pub struct Control {
     pub answers: BTreeMap<String, Value>,
 }
 
+/// A task whose `ttlMs` ended, for its `expired` audit event: each is
+/// reported once, by one replica.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expired {
+    pub id: String,
+    pub plugin: String,
+    pub tool: String,
+}
+
+/// Expired tasks reported by one sweep at most; the next sweep takes the rest.
+pub const SWEEP_BATCH: usize = 256;
+
 /// A record as a reader sees it, with the keys already answered.
 pub struct Seen {
     pub record: TaskRecord,
@@ -67,6 +79,14 @@ pub enum Refusal {
 impl TaskStore {
     pub fn memory(bounds: Bounds) -> Self {
         TaskStore::Memory(MemoryStore::new(bounds))
+    }
+
+    /// Drops the records whose `ttlMs` ended and says which they were.
+    pub async fn sweep(&self) -> Result<Vec<Expired>> {
+        match self {
+            TaskStore::Memory(store) => Ok(store.sweep()),
+            TaskStore::Redis(store) => store.sweep().await,
+        }
     }
 
     /// Stores a new record; it is there for every replica when this returns.
@@ -145,6 +165,9 @@ pub struct MemoryStore {
 struct Inner {
     tasks: HashMap<String, Entry>,
     bytes: usize,
+    /// Swept since the last `MemoryStore::sweep` took them; at most as
+    /// many as the store held.
+    expired: Vec<Expired>,
 }
 
 struct Entry {
@@ -236,6 +259,13 @@ impl MemoryStore {
         }
     }
 
+    fn sweep(&self) -> Vec<Expired> {
+        let mut inner = self.lock();
+        inner.sweep(now_ms());
+        let take = inner.expired.len().min(SWEEP_BATCH);
+        inner.expired.drain(..take).collect()
+    }
+
     fn control(&self, id: &str) -> Control {
         match self.lock().tasks.get_mut(id) {
             Some(entry) => Control {
@@ -250,10 +280,16 @@ impl MemoryStore {
 impl Inner {
     fn sweep(&mut self, now: u64) {
         let mut freed = 0;
+        let expired = &mut self.expired;
         self.tasks.retain(|_, entry| {
             let keep = entry.record.expires_ms() > now;
             if !keep {
                 freed += entry.size;
+                expired.push(Expired {
+                    id: entry.record.id.clone(),
+                    plugin: entry.record.plugin.clone(),
+                    tool: entry.record.tool.clone(),
+                });
             }
             keep
         });
@@ -285,6 +321,26 @@ mod tests {
             replica: "r".into(),
             lease_until_ms: now_ms() + 5_000,
         }
+    }
+
+    #[test]
+    fn expired_records_are_reported_once() {
+        let store = MemoryStore::new(Bounds::default());
+        let mut old = record("old", "alice", 1);
+        old.created_ms = now_ms() - 10;
+        store.create(&old).unwrap();
+        store.create(&record("new", "alice", 60_000)).unwrap();
+        let expired = store.sweep();
+        assert_eq!(
+            expired,
+            [Expired {
+                id: "old".into(),
+                plugin: "p".into(),
+                tool: "t".into()
+            }]
+        );
+        assert!(store.sweep().is_empty(), "reported once");
+        assert!(store.get("new").is_some());
     }
 
     #[test]
