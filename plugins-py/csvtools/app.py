@@ -1,9 +1,10 @@
 """csvtools: CSV utilities for a model, as a Warden plugin written with the Python SDK.
 
 Tools: `csv_to_markdown` (a Markdown table), `summarize_csv` (each column's type,
-fill and range), `query_csv` (select, filter, sort), and two that ask the user
-(contract 0.2.0 interaction; the manifest grants `[interaction] elicit`):
-`delete_rows` (after a confirmation) and `add_row` (the row's values in a form).
+fill and range; it may run as an MCP task, contract 0.3.0), `query_csv` (select,
+filter, sort), and two that ask the user (contract 0.2.0 interaction; the manifest
+grants `[interaction] elicit`): `delete_rows` (after a confirmation) and `add_row`
+(the row's values in a form).
 Resources: `csv://samples` (the sample tables) and `csv://samples/{name}` (one of
 them). Prompt: `analyze_csv`. Deterministic: no clock, no randomness, no I/O.
 
@@ -135,7 +136,10 @@ class Summary:
     columns: List[Column]
 
 
-@app.tool(title="Summarize CSV", read_only_hint=True)
+# Its work grows with the table (every cell of every column, with progress per column):
+# it declares that a call may run as an MCP task (contract 0.3.0), for a client that
+# supports tasks and when the call outlives a short first wait; an ordinary call otherwise.
+@app.tool(title="Summarize CSV", read_only_hint=True, task="optional")
 def summarize_csv(csv: str, delimiter: Delimiter = ",") -> Summary:
     """Describes a CSV table: its row count and, per column, the type of its values,
     how many are filled and distinct, and for numbers the minimum, maximum and mean.

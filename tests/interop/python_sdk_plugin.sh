@@ -2,12 +2,14 @@
 # The Python SDK (sdk/python, package warden_plugin) and the example plugin written
 # with it (plugins-py/csvtools), end to end:
 #
-#  1. the contract shipped inside the package is byte-identical to wit/v0.2.0/plugin.wit;
-#  2. the SDK's unit tests (type hints → JSON Schema, values, results, errors) pass
-#     in plain CPython;
+#  1. the contract shipped inside the package is byte-identical to wit/v0.3.0/plugin.wit;
+#  2. the SDK's unit tests (type hints → JSON Schema, values, results, errors, task
+#     support) pass in plain CPython;
 #  3. componentize-py 0.25.1 builds the example against the package's WIT into
 #     target/plugins/python-sdk/csvtools.wasm;
-#  4. `warden check` accepts it and `warden call` runs its tools (exit 0, 1, 2; with
+#  4. `warden check` accepts it — and says, under each tool, whether its calls may run
+#     as MCP tasks and who decided: `summarize_csv` declares `task="optional"` (contract
+#     0.3.0), the others nothing — and `warden call` runs its tools (exit 0, 1, 2; with
 #     no client, the interactive tools say they cannot ask);
 #  5. `warden serve` serves it, with its manifest (plugins-py/csvtools/warden.toml:
 #     `[interaction] elicit`), over stdio to the official Python MCP SDK (mcp 2.3.0,
@@ -26,9 +28,9 @@ source="$root/plugins-py/csvtools"
 plugins="$root/target/plugins/python-sdk"
 cd "$root"
 
-echo "== the contract in the package is wit/v0.2.0/plugin.wit"
-cmp "$root/wit/v0.2.0/plugin.wit" "$sdk/warden_plugin/wit/plugin.wit" \
-  || { echo "sdk/python/warden_plugin/wit/plugin.wit differs from wit/v0.2.0/plugin.wit: copy it again"; exit 1; }
+echo "== the contract in the package is wit/v0.3.0/plugin.wit"
+cmp "$root/wit/v0.3.0/plugin.wit" "$sdk/warden_plugin/wit/plugin.wit" \
+  || { echo "sdk/python/warden_plugin/wit/plugin.wit differs from wit/v0.3.0/plugin.wit: copy it again"; exit 1; }
 
 echo "== SDK unit tests (plain CPython: $(python3 --version))"
 python3 -B "$sdk/tests/test_sdk.py"
@@ -70,6 +72,29 @@ for line in "exports      tools, resources, prompts, completions" \
   grep -qF -- "$line" "$work/python-sdk-check.txt" \
     || { cat "$work/python-sdk-check.txt"; echo "warden check: no line '$line'"; exit 1; }
 done
+# Task support (contract 0.3.0), in each tool's block (`  tool         NAME`, then its
+# lines indented four spaces): summarize_csv declares `optional`; the others declare
+# nothing, so they are `forbidden (default)` unless the manifest has a [tasks] section,
+# which decides over the plugin.
+tool_block() { # tool: the lines of its block in warden check's output
+  awk -v tool="$1" 'inside && /^    / { print; next } inside { exit }
+    /^  tool / && $1 == "tool" && $2 == tool && NF == 2 { inside = 1 }' "$work/python-sdk-check.txt"
+}
+check_task() { # tool expected-line
+  local block
+  block="$(tool_block "$1")"
+  grep -qxF -- "$2" <<<"$block" \
+    || { cat "$work/python-sdk-check.txt"; echo "warden check: no line '$2' under 'tool $1'"; exit 1; }
+  echo "warden check: tool $1 →${2#    task      }"
+}
+check_task summarize_csv "    task       optional (declared by the plugin)"
+if grep -q '^[[:space:]]*\[tasks[].]' "$source/warden.toml"; then
+  echo "warden check: $source/warden.toml has [tasks]: the tools without a declaration are as it says"
+else
+  for tool in add_row csv_to_markdown delete_rows query_csv; do
+    check_task "$tool" "    task       forbidden (default)"
+  done
+fi
 
 rm -f "$work/python-sdk-call.log"
 # warden call: the MCP result as JSON, exit 0 on success, 1 on isError, 2 when the

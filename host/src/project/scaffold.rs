@@ -236,7 +236,7 @@ mod tests {{
                 "Its tools are the `#[tool]` functions in `src/lib.rs`.",
                 "Needs the Rust toolchain ([rustup](https://rustup.rs)); `warden build` adds the \
              `wasm32-wasip2` target if it is missing.",
-                "`vendor/warden-plugin` and `vendor/warden-plugin-macros` are Warden's Rust SDK (0.2.0).",
+                "`vendor/warden-plugin` and `vendor/warden-plugin-macros` are Warden's Rust SDK (0.3.0).",
             ),
         ),
         (".gitignore", "/target\n/build\n".to_string()),
@@ -320,7 +320,7 @@ module = "app"
                 "Needs Python 3.10 or later. `warden build` runs componentize-py from `.venv/bin` (or \
              `PATH`); the component holds a Python interpreter, initialised at build time, and is \
              about 18 MB.",
-                "`vendor/warden_plugin` is Warden's Python SDK (0.2.0).",
+                "`vendor/warden_plugin` is Warden's Python SDK (0.3.0).",
             ),
         ),
         (".gitignore", "/build\n/.venv\n__pycache__/\n".to_string()),

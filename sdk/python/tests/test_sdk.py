@@ -1,7 +1,7 @@
 """Unit tests of warden_plugin in plain CPython (no component, no host): type hints →
 JSON Schema, JSON ↔ Python values, docstrings, tool results and errors, resources,
-templates, prompts and completions, and interaction (Input: input-required rounds,
-answers replayed from the state, refusals). Plain asserts; run with
+templates, prompts and completions, task support (`task=`, `list_tool_execution`), and
+interaction (Input: input-required rounds, answers replayed from the state, refusals). Plain asserts; run with
 
     python sdk/python/tests/test_sdk.py      (or pytest, which finds the test_ functions)
 
@@ -510,6 +510,100 @@ def test_registration_errors() -> None:
         return name
 
     raises(SchemaError, lambda: other.resource("x://{id}")(wrong), "resource 'x://{id}': {id} is not a parameter of wrong")
+
+
+# -------------------------------------------------------------- task support
+
+tasks = Plugin("tasks", _module_globals={})
+
+
+@tasks.tool(task="optional", read_only_hint=True)
+def crawl(url: str) -> str:
+    """Crawls a site (takes a while)."""
+    return f"crawled {url}"
+
+
+@tasks.tool(name="export", task="required")
+def export_all() -> str:
+    """Exports everything."""
+    return "exported"
+
+
+@tasks.tool(task="forbidden")
+def ping() -> str:
+    """Answers at once."""
+    return "pong"
+
+
+@tasks.tool()
+def undeclared() -> str:
+    """Says nothing about tasks."""
+    return "plain"
+
+
+@tasks.tool
+def bare() -> str:
+    """Registered without parentheses."""
+    return "bare"
+
+
+tasks.add_tool(lambda: "late", name="late", description="Added by add_tool.", task="optional")
+
+
+def test_task_support_declared_values_listed_exactly() -> None:
+    eq(
+        tasks.list_tool_execution(),
+        [
+            {"tool": "crawl", "taskSupport": "optional"},
+            {"tool": "export", "taskSupport": "required"},
+            {"tool": "ping", "taskSupport": "forbidden"},
+            {"tool": "late", "taskSupport": "optional"},
+        ],
+    )
+    # What the tools declare otherwise does not change, and they run as before.
+    declared = {t["name"]: t for t in tasks.list_tools()}
+    eq(list(declared), ["crawl", "export", "ping", "undeclared", "bare", "late"])
+    eq(declared["crawl"]["annotations"], {"readOnlyHint": True})
+    eq(any("execution" in t or "task" in t for t in declared.values()), False, "no task key in tools/list")
+    eq(tasks.call_tool("crawl", {"url": "x"}), {"content": [{"type": "text", "text": "crawled x"}], "isError": False})
+    eq(tasks.call_tool("export", {})["content"], [{"type": "text", "text": "exported"}])
+
+
+def test_task_support_omitted_is_not_listed() -> None:
+    listed = [entry["tool"] for entry in tasks.list_tool_execution()]
+    eq("undeclared" in listed or "bare" in listed, False, "tools without task= are not listed")
+    eq(app.list_tool_execution(), [], "a plugin whose tools declare nothing")
+    eq(Plugin("empty", _module_globals={}).list_tool_execution(), [])
+
+
+def test_task_support_bad_value_refused() -> None:
+    other = Plugin("other", _module_globals={})
+
+    def slow() -> str:
+        """Slow."""
+        return "done"
+
+    allowed = "write 'forbidden', 'optional' or 'required', or leave task out (then the tool is forbidden to run as a task)"
+    for bad in ("always", "Optional", "", True, 1):
+        raises(
+            SchemaError,
+            lambda: other.tool(task=bad)(slow),
+            f"tool 'slow': task={bad!r} is not a task support: {allowed}",
+        )
+    raises(
+        SchemaError,
+        lambda: other.tool(name="long_one", task="sometimes")(slow),
+        f"tool 'long_one': task='sometimes' is not a task support: {allowed}",
+    )
+    raises(
+        SchemaError,
+        lambda: other.add_tool(slow, task="never"),
+        f"tool 'slow': task='never' is not a task support: {allowed}",
+    )
+    # Refused at decoration, before anything was registered: the name is still free.
+    eq(other.list_tools(), [])
+    other.tool(task="required")(slow)
+    eq(other.list_tool_execution(), [{"tool": "slow", "taskSupport": "required"}])
 
 
 # --------------------------------------------------------------- interaction

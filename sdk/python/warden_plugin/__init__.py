@@ -1,4 +1,4 @@
-"""Write a Warden plugin (a `warden:plugin@0.2.0` WebAssembly component) in Python,
+"""Write a Warden plugin (a `warden:plugin@0.3.0` WebAssembly component) in Python,
 with decorators like the official MCP Python SDK's:
 
     from warden_plugin import Plugin
@@ -12,7 +12,8 @@ with decorators like the official MCP Python SDK's:
 
 A function that declares an `Input` parameter can ask the client for input (a
 confirmation, a form, the client's model, its roots) and is called again with the
-answers: see `warden_plugin.input`.
+answers: see `warden_plugin.input`. A long tool can declare that its calls may run as
+MCP tasks: `@app.tool(task="optional")` (or `"required"`).
 
 Build it with componentize-py (see README.md):
 
@@ -52,10 +53,10 @@ from .input import (
     SamplingAnswer,
     SamplingRequest,
 )
-from .plugin import Plugin, ToolAnnotations
+from .plugin import Plugin, TaskSupport, ToolAnnotations
 from .schema import Field, SchemaError
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "AssistantMessage",
@@ -87,6 +88,7 @@ __all__ = [
     "SamplingAnswer",
     "SamplingRequest",
     "SchemaError",
+    "TaskSupport",
     "ToolAnnotations",
     "ToolResult",
     "UserMessage",

@@ -1,5 +1,5 @@
 """The export classes componentize-py expects for `warden:plugin/plugin` (contract
-`warden:plugin@0.2.0`), mapping the contract onto a `Plugin`: written by hand against
+`warden:plugin@0.3.0`), mapping the contract onto a `Plugin`: written by hand against
 the bindings componentize-py generates (`componentize-py -d warden_plugin/wit -w
 warden:plugin/plugin bindings OUT` shows them). Imported only inside a component build,
 where componentize-py has generated `wit_world` from the contract (warden_plugin/wit)."""
@@ -83,6 +83,12 @@ def _dumps(value: Any) -> str:
 def _role(role: str) -> Any:
     return t.Role.USER if role == "user" else t.Role.ASSISTANT
 
+
+_TASK_SUPPORT = {
+    "forbidden": t.TaskSupport.FORBIDDEN,
+    "optional": t.TaskSupport.OPTIONAL,
+    "required": t.TaskSupport.REQUIRED,
+}
 
 _ACTIONS = {t.ElicitAction.ACCEPT: "accept", t.ElicitAction.DECLINE: "decline", t.ElicitAction.CANCEL: "cancel"}
 
@@ -174,6 +180,12 @@ def export_classes(plugin: Any) -> Dict[str, type]:
                     )
                 )
             return out
+
+        def list_tool_execution(self) -> List[Any]:
+            return [
+                t.ToolExecution(tool=entry["tool"], task_support=_TASK_SUPPORT[entry["taskSupport"]])
+                for entry in plugin.list_tool_execution()
+            ]
 
         def call_tool(self, name: str, arguments: str, input: Optional[Any] = None) -> Any:
             with _contract_errors():

@@ -1,6 +1,6 @@
-"""Interaction (contract `warden:plugin@0.2.0`): a tool, a resource or a prompt asks the
-client for input — a confirmation, a form, a URL to open, the client's model, its roots —
-through an `Input`, and is called again with the answers.
+"""Interaction (contract `warden:plugin@0.2.0` and later): a tool, a resource or a prompt
+asks the client for input — a confirmation, a form, a URL to open, the client's model, its
+roots — through an `Input`, and is called again with the answers.
 
 A function gets one by declaring a parameter annotated `Input` (like `Context`; it is not
 part of the schema):

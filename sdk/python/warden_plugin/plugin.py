@@ -9,7 +9,7 @@ import re
 import sys
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Tuple, Union
 
 from . import schema as _schema
 from .content import (
@@ -32,6 +32,12 @@ from .schema import Field, SchemaError
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Returns|Return|Yields|Raises|Examples?|Notes?):\s*$")
 _ARG = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""How a tool's calls may run (contract 0.3.0's `task-support`, MCP tasks): `forbidden`,
+always an ordinary call; `optional`, a task for a client that supports tasks when the
+call outlives a short first wait; `required`, only ever a task."""
+TASK_SUPPORT: Tuple[str, ...] = ("forbidden", "optional", "required")
 
 
 def _docstring(fn: Callable) -> Tuple[Optional[str], Dict[str, str]]:
@@ -178,6 +184,7 @@ class _Tool:
     output_schema: Optional[Dict[str, Any]]
     wrap: bool  # structured content is {"result": value}
     annotations: Optional[Dict[str, Any]]
+    task: Optional[str] = None  # a TaskSupport, or None: not declared (forbidden)
 
     @staticmethod
     def failed(message: str) -> "ToolResult":
@@ -353,10 +360,15 @@ class Plugin:
         destructive_hint: Optional[bool] = None,
         idempotent_hint: Optional[bool] = None,
         open_world_hint: Optional[bool] = None,
+        task: Optional[TaskSupport] = None,
     ) -> Callable:
         """Registers a function as a tool: its name (or `name`), its docstring (or
         `description`; an `Args:` section describes the parameters), its parameters'
-        type hints as the input schema, its return hint as the output schema."""
+        type hints as the input schema, its return hint as the output schema.
+
+        `task` declares whether its calls may run as MCP tasks (`"forbidden"`,
+        `"optional"` or `"required"`; left out, the tool is not listed and so
+        forbidden). The operator's manifest (`[tasks]`) decides over it."""
         if callable(name):
             return self.tool()(name)
 
@@ -372,6 +384,7 @@ class Plugin:
                 destructive_hint=destructive_hint,
                 idempotent_hint=idempotent_hint,
                 open_world_hint=open_world_hint,
+                task=task,
             )
             return fn
 
@@ -389,6 +402,7 @@ class Plugin:
         destructive_hint: Optional[bool] = None,
         idempotent_hint: Optional[bool] = None,
         open_world_hint: Optional[bool] = None,
+        task: Optional[TaskSupport] = None,
     ) -> None:
         name = name or fn.__name__
         what = f"tool {name!r}"
@@ -396,6 +410,11 @@ class Plugin:
             raise SchemaError(f"{what}: a tool name is 1 to 64 characters from A-Z a-z 0-9 _ -")
         if name in self._tools:
             raise SchemaError(f"{what} is registered twice")
+        if task is not None and (not isinstance(task, str) or task not in TASK_SUPPORT):
+            raise SchemaError(
+                f"{what}: task={task!r} is not a task support: write 'forbidden', 'optional' or "
+                "'required', or leave task out (then the tool is forbidden to run as a task)"
+            )
         params, context, interaction, returns, _ = _params(fn, what)
         description = description or _docstring(fn)[0]
         if not description:
@@ -438,6 +457,7 @@ class Plugin:
                     "openWorldHint": open_world_hint,
                 },
             ),
+            task=task,
         )
 
     @staticmethod
@@ -462,6 +482,13 @@ class Plugin:
     def list_tools(self) -> List[Dict[str, Any]]:
         """The tools as MCP declares them (`tools/list`)."""
         return [t.declaration() for t in self._tools.values()]
+
+    def list_tool_execution(self) -> List[Dict[str, str]]:
+        """How the tools declared with `task=` may run, in registration order: one
+        `{"tool": name, "taskSupport": value}` per such tool (the contract's
+        `list-tool-execution`). A tool not listed is forbidden to run as a task; the
+        operator's manifest (`[tasks]`) decides over all of it."""
+        return [{"tool": t.name, "taskSupport": t.task} for t in self._tools.values() if t.task is not None]
 
     def call_tool(
         self, name: str, arguments: Dict[str, Any], input: Optional[InputAnswers] = None
@@ -755,4 +782,4 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-__all__ = ["Plugin", "ToolAnnotations", "Field"]
+__all__ = ["Plugin", "TaskSupport", "ToolAnnotations", "Field"]
