@@ -10,6 +10,7 @@ use crate::check::describe;
 use crate::plugin_at::{UNUSABLE, plugin_source};
 use warden_plugins::loader::{LoadError, Loader};
 use warden_runtime::Runtime;
+use warden_runtime::component_shape;
 use warden_runtime::grants::Grants;
 
 /// `warden inspect`: what one component exports (the contract or plain
@@ -47,6 +48,19 @@ pub async fn run(target: &Path) -> Result<std::process::ExitCode> {
             }
         }
     }
+    let shape = &plugin.shape;
+    let _ = writeln!(
+        out,
+        "  instance pool  {} of {} core instances, {} of {} memories, {} of {} tables, largest table {} of {} elements",
+        shape.core_instances,
+        component_shape::MAX_CORE_INSTANCES,
+        shape.memories,
+        component_shape::MAX_MEMORIES,
+        shape.tables,
+        component_shape::MAX_TABLES,
+        shape.largest_table,
+        component_shape::MAX_TABLE_ELEMENTS
+    );
     let _ = writeln!(
         out,
         "  imports (what the component asks for → what the manifest grants)"

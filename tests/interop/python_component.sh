@@ -40,3 +40,23 @@ echo "== warden embed-docs: doc comments of $source/wit -> $plugins/units.wasm"
 cache="$work/python-component-cache"
 rm -rf "$cache"
 stdio_driver "$work/python-component.log" 600 python_component.py "$warden" "$plugins" "$cache"
+
+# componentize-py's stub mode (`-s`): every WASI import a trapping stub, which adds core
+# instances (38 in all; Warden's instance pool used to hold 32, and said so only after
+# compiling). The same app must load and answer.
+echo "== componentize-py 0.25.1 --stub-wasi: the same app, WASI replaced by trapping stubs"
+stub="$work/python-component-stub"
+rm -rf "$stub"
+mkdir -p "$stub"
+(cd "$build" && "$componentize" -d wit -w units componentize -s app -o "$stub/units.wasm")
+pool="$("$warden" inspect "$stub/units.wasm" | grep 'instance pool')"
+echo "$pool"
+case "$pool" in
+  *"instance pool  38 of 128 core instances"*) ;;
+  *) echo "FAIL: the stub-mode component's shape is not 38 core instances: $pool"; exit 1 ;;
+esac
+got="$("$warden" call "$stub/units.wasm" convert '{"value":1,"from-unit":"mi","to-unit":"km"}')"
+case "$got" in
+  *'"result": 1.609344'*) echo "ok   the stub-mode component answers convert: 1.609344" ;;
+  *) echo "FAIL: convert in stub mode answered $got"; exit 1 ;;
+esac

@@ -18,6 +18,7 @@ use crate::plugin::Plugin;
 use crate::{declaration_limits, declarations};
 use warden_origin::Trust;
 use warden_runtime::cache::{CodeCache, CodeOrigin};
+use warden_runtime::component_shape::ComponentShape;
 use warden_runtime::contract::{self, Exports};
 use warden_runtime::grants::{ProtectedFolders, check_mount_layout};
 use warden_runtime::manifest::Manifest;
@@ -248,6 +249,10 @@ impl Loader {
         // same bytes never stands in for checking where they came from.
         let origin = self.trust.check(&name, &source.component, &sha256)?.map(Arc::new);
         check_header(&bytes)?;
+        // Before compiling, which takes seconds for a large component. Bytes
+        // that do not parse are left for the compiler to refuse, in its words.
+        let shape = ComponentShape::of(&bytes).unwrap_or_default();
+        shape.check()?;
         let bytes = Arc::new(bytes);
         let metered = manifest.limits.fuel.is_some();
         let engine = runtime.engine_for(metered)?.clone();
@@ -338,6 +343,7 @@ impl Loader {
             origin,
             component,
             code,
+            shape,
             prepared,
             exports,
             plain,

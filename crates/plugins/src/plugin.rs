@@ -10,6 +10,7 @@ use crate::declarations::{Declared, PromptDecl, ResourceDecl, TemplateDecl, Tool
 use crate::plain::{self, PlainExports};
 pub use warden_origin::Verified;
 use warden_runtime::cache::CodeOrigin;
+use warden_runtime::component_shape::ComponentShape;
 use warden_runtime::contract::{Exports, Interface, types};
 use warden_runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
 
@@ -27,6 +28,8 @@ pub struct Plugin {
     pub component: Component,
     /// Where `component` came from at this load.
     pub code: CodeOrigin,
+    /// What it asks of the instance pool, read before compiling.
+    pub shape: ComponentShape,
     pub prepared: Prepared,
     /// What it exports of the contract (nothing, for a plain component).
     pub exports: Exports,

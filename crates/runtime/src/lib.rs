@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod cache;
+pub mod component_shape;
 pub mod grants;
 pub mod manifest;
 pub mod metrics;
@@ -488,9 +489,12 @@ fn engine_config(reset: Option<ResetMode>, fuel: bool) -> Config {
             .total_memories(MAX_INSTANCES * 2)
             .total_tables(MAX_INSTANCES * 8)
             .total_stacks(MAX_INSTANCES)
-            .max_core_instances_per_component(32)
-            .max_memories_per_component(4)
-            .max_tables_per_component(16)
+            .max_core_instances_per_component(component_shape::MAX_CORE_INSTANCES)
+            .max_memories_per_component(component_shape::MAX_MEMORIES)
+            .max_tables_per_component(component_shape::MAX_TABLES)
+            .table_elements(component_shape::MAX_TABLE_ELEMENTS as usize)
+            .max_tables_per_module(component_shape::MAX_TABLES_PER_MODULE)
+            .max_memories_per_module(component_shape::MAX_MEMORIES_PER_MODULE)
             .max_component_instance_size(1 << 20)
             .max_core_instance_size(1 << 20)
             // A slot's memory is reset between calls either way; resetting
