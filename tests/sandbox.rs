@@ -50,6 +50,22 @@ async fn without_a_manifest_nothing_is_reachable() {
             && fetched.contains("[network] allow in hostile.toml"),
         "{fetched}"
     );
+    // A crash after a refusal says what was refused, not only that it crashed.
+    let crashed = refused(
+        &server,
+        "fetch_then_panic",
+        json!({"url": format!("http://127.0.0.1:{}/hello", http.port)}),
+    )
+    .await;
+    assert!(
+        crashed.contains("crashed while running")
+            && crashed.contains(&format!(
+                "after the sandbox refused it: network access to 127.0.0.1:{} is not granted",
+                http.port
+            ))
+            && crashed.contains("[network] allow in hostile.toml"),
+        "{crashed}"
+    );
     let metadata = refused(
         &server,
         "fetch",

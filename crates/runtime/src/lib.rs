@@ -75,6 +75,10 @@ pub enum CallFailure {
     Trap {
         message: String,
         stderr_tail: Option<String>,
+        /// The first access the sandbox refused during the call, if any: a
+        /// guest that crashes after a refusal (a JavaScript `fetch` that
+        /// aborts) would otherwise hide why.
+        refused: Option<String>,
     },
     Cancelled,
     Busy {
@@ -126,8 +130,15 @@ impl CallFailure {
                 "plugin `{plugin}` used up its fuel ({fuel} units) while running {what}; \
                  the operator can raise `[limits] fuel` in {manifest}"
             ),
-            CallFailure::Trap { message, stderr_tail } => {
+            CallFailure::Trap {
+                message,
+                stderr_tail,
+                refused,
+            } => {
                 let mut text = format!("plugin `{plugin}` crashed while running {what}: {message}");
+                if let Some(refused) = refused {
+                    text.push_str(&format!(", after the sandbox refused it: {refused}"));
+                }
                 if let Some(tail) = stderr_tail {
                     text.push_str(&format!(" — it printed: {tail}"));
                 }
@@ -418,6 +429,7 @@ impl Runtime {
             Ok(Err(error)) => Err(CallFailure::Trap {
                 message: trap_message(&error),
                 stderr_tail: sandbox.stderr.crash_summary(),
+                refused: timings.denials.first().cloned(),
             }),
         };
         sandbox.finish(&plugin_name);

@@ -187,6 +187,12 @@ impl Guest for Hostile {
                 "Panics with the message \"hostile panic\" (the instance traps).",
                 &[],
             ),
+            tool(
+                "fetch_then_panic",
+                "Fetches `url`, then panics whatever happened (as a JavaScript component whose fetch \
+                 was refused aborts).",
+                &[("url", S)],
+            ),
         ]
     }
 
@@ -216,6 +222,10 @@ impl Guest for Hostile {
             "big_result" => limits::big_result(&args),
             "flood_stdout" => limits::flood_stdout(&args),
             "panic" => panic!("hostile panic"),
+            "fetch_then_panic" => {
+                let _ = net::fetch(&args);
+                panic!("the fetch did not give what was expected")
+            }
             _ => return Err(Error::NotFound(name)),
         }?;
         Ok(CallResult {
