@@ -1544,3 +1544,59 @@ fn write_type_text_bombs() {
         std::fs::write(dir.join(format!("{stem}.wasm")), xtask::component::encode(&spec)).unwrap();
     }
 }
+
+#[tokio::test]
+async fn the_manifest_describes_and_titles_a_tool_in_place_of_its_signature() {
+    // `math_negate` is described only by its signature (its function has no doc comment);
+    // the operator says what it does, and gives `add` a title.
+    let dir = PluginDir::with(&["plain-docs"]);
+    dir.write(
+        "plain-docs.toml",
+        "[tools.math_negate]\ndescription = \"Negates a whole number: 5 becomes -5.\"\n\n\
+         [tools.add]\ntitle = \"Add two numbers\"\n",
+    );
+    for era in ERAS {
+        let server = serve(dir.path(), era, &["--no-watch"]).await;
+        let tools = tools(&server).await;
+        assert_eq!(
+            description(&tools, "math_negate"),
+            "Negates a whole number: 5 becomes -5."
+        );
+        assert_eq!(tool(&tools, "add").title.as_deref(), Some("Add two numbers"));
+        assert_eq!(description(&tools, "add"), "add(a: s64, b: s64) -> s64");
+        assert_eq!(value(&server, "math_negate", json!({"a": 5})).await, -5);
+        server.stop().await;
+    }
+    let checked = support::warden()
+        .arg("check")
+        .arg(dir.path().join("plain-docs.wasm"))
+        .output()
+        .await
+        .unwrap();
+    let report = String::from_utf8_lossy(&checked.stdout);
+    for line in [
+        "    described  Negates a whole number: 5 becomes -5. (the manifest's [tools.math_negate])",
+        "    title      Add two numbers (the manifest's [tools.add])",
+    ] {
+        assert!(report.contains(line), "{line:?} in:\n{report}");
+    }
+
+    // A name that is no tool of the plugin refuses it, naming the key and the tools.
+    dir.write("plain-docs.toml", "[tools.negate]\ndescription = \"Negates.\"\n");
+    let refused = support::warden()
+        .arg("check")
+        .arg(dir.path().join("plain-docs.wasm"))
+        .output()
+        .await
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&refused.stdout),
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(!refused.status.success(), "{said}");
+    assert!(
+        said.contains("`tools.negate` names no tool of this plugin") && said.contains("math_negate"),
+        "{said}"
+    );
+}

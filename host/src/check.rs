@@ -178,6 +178,14 @@ fn tool_annotations(out: &mut String, plugin: &Plugin) {
             Some(claimed) => json(claimed),
         };
         let _ = writeln!(out, "  {:<12} {}", "tool", decl.tool.name);
+        if decl.text_by_manifest {
+            let source = format!("(the manifest's [tools.{}])", decl.tool.name);
+            if let Some(title) = &decl.tool.title {
+                let _ = writeln!(out, "    {:<10} {title} {source}", "title");
+            }
+            let description = decl.tool.description.as_deref().unwrap_or("");
+            let _ = writeln!(out, "    {:<10} {description} {source}", "described");
+        }
         let _ = writeln!(out, "    {:<10} {}", "served", json(&served));
         let _ = writeln!(out, "    {:<10} {claimed}", "claimed");
         for correction in annotations::served(decl.claimed.as_ref(), &reach).1 {

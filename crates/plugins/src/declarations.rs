@@ -42,6 +42,9 @@ pub struct ToolDecl {
     /// Whether the plugin declared that the tool may or must run as a
     /// task; the manifest's `[tasks]` decides over it (`TaskPolicy::decide`).
     pub task: Option<TaskSupport>,
+    /// Whether `tool`'s title or description is the manifest's
+    /// (`[tools.NAME]`) rather than the plugin's.
+    pub text_by_manifest: bool,
 }
 
 impl std::fmt::Debug for ToolDecl {
@@ -159,6 +162,7 @@ fn tool_decl(tool: types::Tool) -> Result<(ToolDecl, SchemaCost)> {
             input,
             output,
             task: None,
+            text_by_manifest: false,
         },
         cost,
     ))

@@ -13,6 +13,7 @@ pub mod declaration_limits;
 pub mod declarations;
 pub mod load_error;
 pub mod loader;
+pub mod manifest_tools;
 pub mod param_headers;
 pub mod plain;
 pub mod plugin;

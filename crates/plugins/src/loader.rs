@@ -319,17 +319,8 @@ impl Loader {
         declaration_limits::check(&declared)?;
         let tools = declarations::tools(declared.tools, declared.executions)
             .context("its `list-tools` or `list-tool-execution` answer is malformed")?;
-        let tools = crate::annotations::serve(&plugin_name, &manifest.grants, tools);
-        // A misspelt tool in `[tasks.tools]` must not silently leave it an ordinary call.
-        for named in manifest.tasks.tools.keys() {
-            if !tools.iter().any(|tool| tool.tool.name.as_ref() == named.as_str()) {
-                let declared: Vec<&str> = tools.iter().map(|tool| tool.tool.name.as_ref()).collect();
-                bail!(
-                    "{manifest_name}: `tasks.tools.{named}` names no tool of this plugin (its tools: {}); fix the name or remove the line",
-                    declared.join(", ")
-                );
-            }
-        }
+        let mut tools = crate::annotations::serve(&plugin_name, &manifest.grants, tools);
+        crate::manifest_tools::apply(&manifest, &manifest_name, &mut tools)?;
         let resources =
             declarations::resources(declared.resources).context("its `list-resources` answer is malformed")?;
         let templates =

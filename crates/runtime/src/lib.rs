@@ -11,6 +11,7 @@ pub mod naming;
 pub mod pinned;
 pub mod printable;
 pub mod task_policy;
+pub mod tool_overrides;
 
 pub mod config_store;
 pub mod contract;

@@ -18,6 +18,7 @@ use crate::grants::{
     MountAccess, SocketGrant,
 };
 use crate::task_policy::{self, TaskPolicy};
+use crate::tool_overrides::{self, ToolOverride};
 
 /// Per-plugin limits, with the defaults a bare component gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +73,8 @@ pub struct Manifest {
     pub grants: Grants,
     /// `[tasks]`: which tools' calls become MCP tasks.
     pub tasks: TaskPolicy,
+    /// `[tools.NAME]`: titles and descriptions served in place of the plugin's.
+    pub tools: BTreeMap<String, ToolOverride>,
 }
 
 #[derive(Deserialize, Default)]
@@ -94,6 +97,8 @@ struct RawManifest {
     interaction: RawInteraction,
     #[serde(default)]
     tasks: task_policy::RawTasks,
+    #[serde(default)]
+    tools: BTreeMap<String, tool_overrides::RawToolOverride>,
 }
 
 #[derive(Deserialize, Default)]
@@ -248,6 +253,7 @@ impl Manifest {
             limits,
             grants,
             tasks: task_policy::parse(raw.tasks)?,
+            tools: tool_overrides::parse(raw.tools)?,
         })
     }
 }
