@@ -83,14 +83,16 @@ async fn shows_each_tools_claimed_and_served_annotations_and_the_corrections() {
          \x20   served     {{\"title\":\"Add\",\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}\n\
          \x20   claimed    {{\"title\":\"Add\",\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}}\n\
          \x20   corrected  readOnlyHint claimed true, served false: it can change things outside its sandbox through \
-         filesystem.\"{}\" (read-write)\n\n",
+         filesystem.\"{}\" (read-write)\n\
+         \x20   task       forbidden (default)\n\n",
         data.path().display()
     );
     assert!(report.contains(&expected_full), "{report}");
     // No annotations declared, no grant: all derived.
     let expected_prefixed = "  tool         prefixed_echo\n\
          \x20   served     {\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}\n\
-         \x20   claimed    nothing (the plugin declares no annotations)\n\n";
+         \x20   claimed    nothing (the plugin declares no annotations)\n\
+         \x20   task       forbidden (default)\n\n";
     assert!(report.contains(expected_prefixed), "{report}");
 
     // Where the grants agree with every claim, both are shown, nothing corrected.
@@ -101,7 +103,8 @@ async fn shows_each_tools_claimed_and_served_annotations_and_the_corrections() {
         report.contains(
             "  tool         add\n\
              \x20   served     {\"title\":\"Add\",\"readOnlyHint\":true,\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false}\n\
-             \x20   claimed    the same\n\n"
+             \x20   claimed    the same\n\
+             \x20   task       forbidden (default)\n\n"
         ),
         "{report}"
     );
