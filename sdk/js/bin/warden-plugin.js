@@ -2,7 +2,7 @@
 // warden-plugin build ENTRY.js [-o OUT.wasm] [--keep-bundle]
 //
 // Bundles the plugin module (which creates a `Plugin`) with this SDK into one ES module
-// (esbuild), appends the component exports, and turns it into a warden:plugin@0.2.0
+// (esbuild), appends the component exports, and turns it into a warden:plugin@0.3.0
 // component with componentize-js against the WIT shipped in this package (world
 // `plugin`). esbuild and @bytecodealliance/componentize-js are resolved from the
 // plugin's folder, then from the current folder (install them as devDependencies).

@@ -1,6 +1,7 @@
-// The exports of world warden:plugin/plugin (contract warden:plugin@0.2.0), in the shape componentize-js expects
-// (interfaces as objects of camelCase functions; records as objects; option as a
-// value or undefined; variants as {tag, val}; an exported result's err as a thrown
+// The exports of world warden:plugin/plugin (contract warden:plugin@0.3.0), in the shape
+// componentize-js expects (interfaces as objects of camelCase functions; records as
+// objects with camelCase fields; option as a value or undefined; variants as {tag, val};
+// enums as their kebab-case case names, strings; an exported result's err as a thrown
 // value). `warden-plugin build` re-exports them from the bundle; authors never import
 // this module.
 
@@ -154,6 +155,13 @@ export const tools = {
               },
       };
     });
+  },
+
+  /** The tools that declared `task` (registration order): the contract's `tool-execution`s. */
+  listToolExecution() {
+    return [...currentPlugin().tools.values()]
+      .filter(({ task }) => task !== undefined)
+      .map(({ name, task }) => ({ tool: name, taskSupport: task }));
   },
 
   callTool(name, argumentsJson, input) {

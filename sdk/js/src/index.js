@@ -1,7 +1,8 @@
-// warden-plugin: write a warden:plugin@0.2.0 component in JavaScript the way the MCP
+// warden-plugin: write a warden:plugin@0.3.0 component in JavaScript the way the MCP
 // TypeScript SDK's McpServer registers tools, resources and prompts. A handler can ask
 // the client for input (a confirmation, a form, the client's model, its roots) through
-// `extra.input` (./input.js), and is called again with the answers.
+// `extra.input` (./input.js), and is called again with the answers; a tool can declare
+// that its calls may run as MCP tasks (`task` in registerTool's config).
 //
 // Runs inside the component (componentize-js, StarlingMonkey): no Node APIs, no
 // dependencies. The exports the component model needs live in ./component.js, which
@@ -12,7 +13,7 @@ import {
   progress as hostProgress,
   cancelled as hostCancelled,
   canAsk as hostCanAsk,
-} from 'warden:plugin/host@0.2.0';
+} from 'warden:plugin/host@0.3.0';
 import { INTERACTIONS } from './input.js';
 
 export { schema, completable } from './schema.js';
@@ -20,6 +21,13 @@ export { Input, RefusedError, PENDING, isPending, CONFIRM_SCHEMA } from './input
 import { objectSchema, completerOf, isOptional } from './schema.js';
 
 const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/**
+ * How a tool's calls may run (the contract's `task-support`, MCP tasks): `forbidden`,
+ * always an ordinary call; `optional`, a task for a client that supports tasks when the
+ * call outlives a short first wait; `required`, only ever a task.
+ */
+export const TASK_SUPPORT = Object.freeze(['forbidden', 'optional', 'required']);
 
 /** Sends a message to Warden's log (and to the client, when it asked for that level). */
 export function log(level, message) {
@@ -129,9 +137,11 @@ export class Plugin {
   /**
    * Registers a tool, as McpServer.registerTool does.
    * @param {string} name
-   * @param {{title?: string, description: string, inputSchema?: object, outputSchema?: object, annotations?: object}} config
+   * @param {{title?: string, description: string, inputSchema?: object, outputSchema?: object, annotations?: object, task?: 'forbidden' | 'optional' | 'required'}} config
    *   `inputSchema` / `outputSchema`: a JSON Schema with `type: "object"`, or a shape
-   *   (property name → JSON Schema, e.g. built with `schema`).
+   *   (property name → JSON Schema, e.g. built with `schema`). `task`: whether its calls
+   *   may run as MCP tasks (left out, the tool is not listed, and so forbidden); the
+   *   operator's manifest (`[tasks]`) decides over it.
    * @param {(args: object, extra: object) => object | string} handler
    */
   registerTool(name, config, handler) {
@@ -142,9 +152,16 @@ export class Plugin {
     if (this.tools.has(name)) throw new Error(`tool ${name} is already registered`);
     if (typeof handler !== 'function') throw new TypeError(`tool ${name}: the handler must be a function`);
     if (!config.description) throw new Error(`tool ${name}: a description is required (Warden refuses a tool without one)`);
+    const task = config.task ?? undefined;
+    if (task !== undefined && !TASK_SUPPORT.includes(task)) {
+      throw new TypeError(
+        `tool ${name}: task ${describeValue(task)} is not a task support: write "forbidden", "optional" or "required", ` +
+          'or leave task out (then the tool is forbidden to run as a task)',
+      );
+    }
     const inputSchema = config.inputSchema === undefined ? { type: 'object', properties: {} } : asObjectSchema(config.inputSchema);
     const outputSchema = config.outputSchema === undefined ? undefined : asObjectSchema(config.outputSchema);
-    this.tools.set(name, { name, config, inputSchema, outputSchema, handler });
+    this.tools.set(name, { name, config, inputSchema, outputSchema, handler, task });
     return this;
   }
 
@@ -207,6 +224,16 @@ export function asObjectSchema(value) {
   }
   if (value.type === 'object' && typeof value.type === 'string') return value;
   return objectSchema(value);
+}
+
+function describeValue(value) {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }
 
 function escapeRegExp(text) {

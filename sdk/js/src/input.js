@@ -1,6 +1,6 @@
-// Interaction (contract warden:plugin@0.2.0): a tool, a resource read or a prompt asks the
-// client for input — a confirmation, a form, a URL to open, the client's model, its roots —
-// through `extra.input`, and is called again with the answers.
+// Interaction (contract warden:plugin@0.2.0 and later): a tool, a resource read or a
+// prompt asks the client for input — a confirmation, a form, a URL to open, the client's
+// model, its roots — through `extra.input`, and is called again with the answers.
 //
 // Each ask names its request with a key (1 to 64 characters from A-Z a-z 0-9 _ -). When the
 // answer under that key is there, the method returns it; otherwise it records the request and

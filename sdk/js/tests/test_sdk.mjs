@@ -2,8 +2,9 @@
 // src/component.js called as Warden calls them, with the contract's values as
 // componentize-js passes them — tools with and without interaction (input-required, the
 // replayed rounds with answers, refusals, two asks in one round, the state), a resource and
-// a prompt that ask, and the host's can-ask. The contract's host interface
-// (`warden:plugin/host@0.2.0`) is a stand-in module, resolved by a loader hook.
+// a prompt that ask, the host's can-ask, and task support (`task` in registerTool,
+// `list-tool-execution`). The contract's host interface
+// (`warden:plugin/host@0.3.0`) is a stand-in module, resolved by a loader hook.
 //
 //   node sdk/js/tests/test_sdk.mjs
 //
@@ -21,7 +22,7 @@ export function canAsk(what) { return host().canAsk(what); }
 `;
 const HOOKS = `
 export async function resolve(specifier, context, next) {
-  if (specifier === 'warden:plugin/host@0.2.0') {
+  if (specifier === 'warden:plugin/host@0.3.0') {
     return { url: 'data:text/javascript,' + encodeURIComponent(${JSON.stringify(HOST)}), shortCircuit: true };
   }
   return next(specifier, context);
@@ -32,7 +33,7 @@ register('data:text/javascript,' + encodeURIComponent(HOOKS));
 const granted = new Set(['elicit-form', 'list-roots', 'sample']);
 globalThis.wardenTestHost = { logged: [], canAsk: (what) => granted.has(what) };
 
-const { Plugin, ResourceTemplate, RefusedError, CONFIRM_SCHEMA, Input, isPending, schema } = await import('../src/index.js');
+const { Plugin, ResourceTemplate, RefusedError, CONFIRM_SCHEMA, Input, isPending, schema, TASK_SUPPORT } = await import('../src/index.js');
 const { tools, resources, prompts } = await import('../src/component.js');
 
 // ---- the plugin under test ----
@@ -127,7 +128,65 @@ function inputRequired(reply) {
 
 // ---- tests ----
 
+const NOT_A_TASK_SUPPORT =
+  'is not a task support: write "forbidden", "optional" or "required", or leave task out (then the tool is forbidden to run as a task)';
+
 const tests = {
+  'task support: tools that declare nothing are not listed'() {
+    // Every tool above was registered without `task`: none is listed (all forbidden).
+    assert.equal(tools.listTools().length, 8);
+    assert.deepEqual(tools.listToolExecution(), []);
+    plugin.registerTool('undeclared', { description: 'task undefined.', task: undefined }, () => 'u');
+    plugin.registerTool('nulled', { description: 'task null.', task: null }, () => 'n');
+    plugin.registerTool('bare', { description: 'Nothing but a description.' }, () => 'bare');
+    assert.deepEqual(tools.listToolExecution(), []);
+  },
+
+  'task support: the declared values are listed exactly, in registration order'() {
+    const slow = ({ url }) => `crawled ${url}`;
+    plugin.registerTool('crawl', { description: 'Crawls a site.', inputSchema: { url: schema.string() }, annotations: { readOnlyHint: true }, task: 'optional' }, slow);
+    plugin.registerTool('export', { description: 'Exports everything.', task: 'required' }, () => 'exported');
+    plugin.registerTool('ping', { description: 'Answers at once.', task: 'forbidden' }, () => 'pong');
+    plugin.registerTool('after', { description: 'Declares nothing.' }, () => 'after');
+    assert.deepEqual(tools.listToolExecution(), [
+      { tool: 'crawl', taskSupport: 'optional' },
+      { tool: 'export', taskSupport: 'required' },
+      { tool: 'ping', taskSupport: 'forbidden' },
+    ]);
+    const listed = tools.listToolExecution().map((entry) => entry.tool);
+    for (const name of ['plain', 'drop', 'undeclared', 'nulled', 'bare', 'after']) assert.ok(!listed.includes(name), `${name} is listed`);
+    // The declaration changes nothing else: tools/list, the schema, the call.
+    const crawl = tools.listTools().find((t) => t.name === 'crawl');
+    assert.deepEqual(Object.keys(crawl), ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations']);
+    assert.equal(crawl.annotations.readOnlyHint, true);
+    assert.deepEqual(call('crawl', { url: 'x://y' }), text('crawled x://y'));
+    assert.deepEqual(call('export', {}), text('exported'));
+  },
+
+  'task support: a value that is not one is refused at registration, naming the tool and the value'() {
+    const bad = [
+      ['always', '"always"'],
+      ['Optional', '"Optional"'],
+      ['', '""'],
+      [true, 'true'],
+      [1, '1'],
+      [{ taskSupport: 'optional' }, '{"taskSupport":"optional"}'],
+    ];
+    for (const [value, shown] of bad) {
+      assert.throws(() => plugin.registerTool('slow', { description: 'Slow.', task: value }, () => 'done'), {
+        name: 'TypeError',
+        message: `tool slow: task ${shown} ${NOT_A_TASK_SUPPORT}`,
+      });
+    }
+    assert.deepEqual(TASK_SUPPORT, ['forbidden', 'optional', 'required']);
+    assert.throws(() => TASK_SUPPORT.push('sometimes'), TypeError);
+    // Refused before anything was registered: the name is still free.
+    assert.equal(tools.listTools().some((t) => t.name === 'slow'), false);
+    plugin.registerTool('slow', { description: 'Slow.', task: 'required' }, () => 'done');
+    assert.deepEqual(tools.listToolExecution().at(-1), { tool: 'slow', taskSupport: 'required' });
+    assert.equal(tools.listToolExecution().length, 4);
+  },
+
   'a tool without input behaves as in 0.1'() {
     assert.deepEqual(call('plain', { n: 21 }), {
       tag: 'done',
