@@ -23,7 +23,7 @@ pub fn check(data: &[u8]) {
         output_schema: None,
         annotations: None,
     };
-    let Ok(mut tools) = declarations::tools(vec![declared]) else {
+    let Ok(mut tools) = declarations::tools(vec![declared], Vec::new()) else {
         return;
     };
     let tool = tools.pop().expect("one tool declared, one accepted");
