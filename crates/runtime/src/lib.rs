@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod naming;
 pub mod pinned;
 pub mod printable;
+pub mod secrets;
 pub mod task_policy;
 
 pub mod config_store;
