@@ -245,13 +245,13 @@ fn grants(grants: &Grants) -> Vec<(&'static str, String)> {
         ),
         (
             "environment",
-            // Names only: values may be secrets.
-            list(grants.env.iter().map(|(name, _)| name.clone()).collect()),
+            // Names only, and where a secret came from: never a value.
+            list(grants.env.iter().map(|(name, value)| value.shown(name)).collect()),
         ),
         (
             "config",
             // Keys only, like variables.
-            list(grants.config.iter().map(|(key, _)| key.clone()).collect()),
+            list(grants.config.iter().map(|(key, value)| value.shown(key)).collect()),
         ),
         ("interaction", interaction(&grants.interaction)),
     ]

@@ -97,11 +97,11 @@ fn granted_for(interface: &str, grants: &Grants) -> String {
             }
         }
         "wasi:cli/environment" => listed(
-            grants.env.iter().map(|(name, _)| name.clone()).collect(),
+            grants.env.iter().map(|(name, value)| value.shown(name)).collect(),
             "no variables, no arguments ([environment])",
         ),
         "wasi:config/store" => listed(
-            grants.config.iter().map(|(key, _)| key.clone()).collect(),
+            grants.config.iter().map(|(key, value)| value.shown(key)).collect(),
             "an empty store ([config])",
         ),
         "wasi:cli/stdin" => "a closed stdin".into(),

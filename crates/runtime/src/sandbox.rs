@@ -175,9 +175,11 @@ impl Sandbox {
         let mut wasi = WasiCtx::builder();
         wasi.stdout(stdout.clone())
             .stderr(stderr.clone())
-            .envs(&grants.env)
             // Bounds what one `get-random-bytes` call makes the host allocate.
             .max_random_size(MAX_RANDOM_BYTES);
+        for (name, setting) in &grants.env {
+            wasi.env(name, setting.value());
+        }
         // From the handles opened at load, never by path: a folder renamed
         // or swapped for a symlink since then cannot redirect a mount.
         policy.mounts.preopen(&mut wasi)?;
