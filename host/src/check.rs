@@ -50,7 +50,10 @@ pub async fn run(target: &Path, trust: Trust) -> Result<bool> {
     errors.extend(rejected);
     let mut report = String::new();
     for plugin in catalog.plugins() {
-        describe(&mut report, plugin);
+        let mut described = String::new();
+        describe(&mut described, plugin);
+        // What a plugin declared is shown, and may quote a secret it was given.
+        report.push_str(&plugin.redactor().redact(&described));
     }
     for error in &errors {
         let _ = writeln!(report, "✗ {error}\n");

@@ -57,7 +57,8 @@ pub async fn run(target: &Path) -> Result<std::process::ExitCode> {
         let _ = writeln!(out, "    {name:<44} → {}", granted_for(name, grants));
     }
     suggested_manifest(&mut out, &plugin);
-    print!("{out}");
+    // What the plugin declared is shown, and may quote a secret it was given.
+    print!("{}", plugin.redactor().redact(&out));
     Ok(std::process::ExitCode::SUCCESS)
 }
 
