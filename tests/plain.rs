@@ -913,7 +913,10 @@ async fn config_values_come_from_the_manifest_and_nothing_else() {
         "[config]\napi-base = \"https://example.com\"\nuser-agent = \"warden-test/1.0 (ünïcode)\"\n",
     );
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
-    assert_eq!(names(&tools(&server).await), ["all-settings", "get-setting"]);
+    assert_eq!(
+        names(&tools(&server).await),
+        ["all-settings", "get-setting", "print-setting"]
+    );
     assert_eq!(
         value(&server, "get-setting", json!({"key": "api-base"})).await,
         "https://example.com"

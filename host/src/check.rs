@@ -50,7 +50,10 @@ pub async fn run(target: &Path, trust: Trust) -> Result<bool> {
     errors.extend(rejected);
     let mut report = String::new();
     for plugin in catalog.plugins() {
-        describe(&mut report, plugin);
+        let mut described = String::new();
+        describe(&mut described, plugin);
+        // What a plugin declared is shown, and may quote a secret it was given.
+        report.push_str(&plugin.redactor().redact(&described));
     }
     for error in &errors {
         let _ = writeln!(report, "✗ {error}\n");
@@ -253,13 +256,13 @@ fn grants(grants: &Grants) -> Vec<(&'static str, String)> {
         ),
         (
             "environment",
-            // Names only: values may be secrets.
-            list(grants.env.iter().map(|(name, _)| name.clone()).collect()),
+            // Names only, and where a secret came from: never a value.
+            list(grants.env.iter().map(|(name, value)| value.shown(name)).collect()),
         ),
         (
             "config",
             // Keys only, like variables.
-            list(grants.config.iter().map(|(key, _)| key.clone()).collect()),
+            list(grants.config.iter().map(|(key, value)| value.shown(key)).collect()),
         ),
         ("interaction", interaction(&grants.interaction)),
     ]

@@ -71,7 +71,8 @@ pub async fn run(target: &Path) -> Result<std::process::ExitCode> {
         let _ = writeln!(out, "    {name:<44} → {}", granted_for(name, grants));
     }
     suggested_manifest(&mut out, &plugin);
-    print!("{out}");
+    // What the plugin declared is shown, and may quote a secret it was given.
+    print!("{}", plugin.redactor().redact(&out));
     Ok(std::process::ExitCode::SUCCESS)
 }
 
@@ -111,11 +112,11 @@ fn granted_for(interface: &str, grants: &Grants) -> String {
             }
         }
         "wasi:cli/environment" => listed(
-            grants.env.iter().map(|(name, _)| name.clone()).collect(),
+            grants.env.iter().map(|(name, value)| value.shown(name)).collect(),
             "no variables, no arguments ([environment])",
         ),
         "wasi:config/store" => listed(
-            grants.config.iter().map(|(key, _)| key.clone()).collect(),
+            grants.config.iter().map(|(key, value)| value.shown(key)).collect(),
             "an empty store ([config])",
         ),
         "wasi:cli/stdin" => "a closed stdin".into(),

@@ -100,7 +100,11 @@ pub(crate) fn call_failed(failure: &CallFailure, plugin: &Plugin, what: &str) ->
 }
 
 pub(crate) fn content_error(error: &ContentError, plugin: &Plugin, what: &str) -> McpError {
-    let text = error.describe(&plugin.name, &plugin.manifest_name(), what);
+    // Warden's words about the answer, which may quote it (a schema
+    // violation names the value): logged, so the plugin's secrets are redacted.
+    let text = plugin
+        .redactor()
+        .redact_owned(error.describe(&plugin.name, &plugin.manifest_name(), what));
     tracing::warn!("{text}");
     McpError::internal_error(text, None)
 }

@@ -107,6 +107,15 @@ impl<'a> Invocation<'a> {
     fn audit(&self, outcome: Outcome, facts: &Facts<'_>, duration: Duration) {
         let Some(log) = self.log else { return };
         let request = &self.request;
+        // The detail and the refusals may quote the plugin (an error it
+        // answered, a host it tried): its secrets never reach the audit log.
+        let redactor = &request.redactor;
+        let detail = facts.detail.map(|detail| redactor.redact(detail));
+        let denied: Vec<String> = facts
+            .denials
+            .iter()
+            .map(|denial| redactor.redact(denial).into_owned())
+            .collect();
         let tool = (request.kind == audit::InvocationKind::ToolCall).then_some(request.target.as_str());
         log.record(&audit::Record {
             time: audit::now(),
@@ -120,8 +129,8 @@ impl<'a> Invocation<'a> {
             duration_ms: audit::millis(duration),
             outcome,
             argument_bytes: self.argument_bytes,
-            detail: facts.detail,
-            denied: facts.denials,
+            detail: detail.as_deref(),
+            denied: &denied,
             timing: facts.timing,
             source: request.origin.as_deref().map(|origin| audit::Source {
                 reference: &origin.reference,

@@ -11,6 +11,7 @@ use crate::access::Target;
 use warden_plugins::catalog::{Catalog, CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool};
 use warden_plugins::plugin::{Plugin, Verified};
 use warden_runtime::audit::InvocationKind;
+use warden_runtime::secrets::Redactor;
 
 /// What a request would invoke: its kind, plugin and target as audited.
 pub struct PluginRequest {
@@ -24,6 +25,8 @@ pub struct PluginRequest {
     name: Option<String>,
     /// A pulled plugin's origin, for the audit record.
     pub origin: Option<Arc<Verified>>,
+    /// The plugin's secrets, redacted from its audit record.
+    pub redactor: Arc<Redactor>,
 }
 
 impl PluginRequest {
@@ -63,6 +66,7 @@ impl PluginRequest {
             template: None,
             name: Some(name.to_string()),
             origin: plugin.origin.clone(),
+            redactor: plugin.redactor().clone(),
         }
     }
 }
@@ -95,6 +99,7 @@ pub fn read<'c>(catalog: &'c Catalog, uri: &str) -> Option<(&'c Arc<Plugin>, Plu
         template: template.map(str::to_string),
         name: None,
         origin: plugin.origin.clone(),
+        redactor: plugin.redactor().clone(),
     };
     Some((plugin, request))
 }
@@ -113,6 +118,7 @@ pub fn completed_template<'c>(
         template: Some(template),
         name: None,
         origin: entry.plugin.origin.clone(),
+        redactor: entry.plugin.redactor().clone(),
     };
     Some((entry, request))
 }

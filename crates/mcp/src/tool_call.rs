@@ -111,7 +111,11 @@ pub async fn run(
         let converting = Instant::now();
         let tool_desc = format!("`{name}`");
         let refused = |error: ContentError| {
-            let text = error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc);
+            // Logged, and may quote the answer: see `errors::content_error`.
+            let text =
+                plugin
+                    .redactor()
+                    .redact_owned(error.describe(&plugin.name, &plugin.manifest_name(), &tool_desc));
             tracing::warn!("{text}");
             (error_result(text.clone()), error.outcome(), Some(text))
         };

@@ -184,7 +184,9 @@ mod tests {
         match kind {
             "nothing" => {}
             "env and read-only mount" => {
-                grants.env.push(("TOKEN".into(), "x".into()));
+                grants
+                    .env
+                    .push(("TOKEN".into(), warden_runtime::secrets::Setting::Plain("x".into())));
                 grants.mounts.push(mount(MountAccess::ReadOnly));
             }
             "writable mount" => grants.mounts.push(mount(MountAccess::ReadWrite)),

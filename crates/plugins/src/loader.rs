@@ -25,6 +25,7 @@ use warden_runtime::manifest::Manifest;
 use warden_runtime::mounts::PinnedMounts;
 use warden_runtime::naming;
 use warden_runtime::pinned::canonical_as_far_as_exists;
+use warden_runtime::secrets::Redactor;
 use warden_runtime::{self as runtime, CallContext, Prepared, Runtime, SandboxSettings};
 
 /// The contract, as messages name it (every served version: see `contract::VERSIONS`).
@@ -225,11 +226,26 @@ impl Loader {
     /// same bytes and runs on the same engine, its compiled code is reused:
     /// a manifest-only change re-applies grants and limits without compiling.
     pub async fn load(&self, source: &PluginSource, reusable: &[Arc<Plugin>]) -> Result<Plugin> {
-        let runtime = &self.runtime;
         let manifest = match &source.manifest {
             Some(path) => Manifest::load(path)?,
             None => Manifest::default(),
         };
+        // From here on an error may quote the plugin (its declarations, what
+        // it printed as it crashed), which may hold a secret it was given.
+        let redactor = Arc::new(manifest.grants.redactor()?);
+        self.load_with(source, reusable, manifest, redactor.clone())
+            .await
+            .map_err(|error| redactor.redact_error(error))
+    }
+
+    async fn load_with(
+        &self,
+        source: &PluginSource,
+        reusable: &[Arc<Plugin>],
+        manifest: Manifest,
+        redactor: Arc<Redactor>,
+    ) -> Result<Plugin> {
+        let runtime = &self.runtime;
         let mounts = self.pin_mounts(&manifest, source)?;
         let name = manifest.name.clone().unwrap_or_else(|| source.stem.clone());
         naming::check_plugin_name(&name).context(
@@ -303,6 +319,7 @@ impl Loader {
                 mounts,
                 manifest: manifest_name.clone().into(),
                 tasks: manifest.tasks.clone(),
+                redactor,
             },
         );
         let plugin_name: Arc<str> = name.into();

@@ -12,6 +12,7 @@ pub use warden_origin::Verified;
 use warden_runtime::cache::CodeOrigin;
 use warden_runtime::component_shape::ComponentShape;
 use warden_runtime::contract::{Exports, Interface, types};
+use warden_runtime::secrets::Redactor;
 use warden_runtime::{CallContext, CallFailure, CallReport, Prepared, Runtime};
 
 pub use warden_runtime::contract::{Ask, CompletionRef, PromptReply, ReadReply, Reply, ToolReply};
@@ -69,6 +70,11 @@ pub struct ToolArguments<'a> {
 impl Plugin {
     pub fn manifest_name(&self) -> String {
         manifest_name(&self.component_path, self.manifest_path.as_deref())
+    }
+
+    /// What this load's secrets are redacted with (see `warden_runtime::secrets`).
+    pub fn redactor(&self) -> &Arc<Redactor> {
+        &self.prepared.settings.redactor
     }
 
     /// Runs one tool call in a fresh sandbox; `ask` handles an input-required

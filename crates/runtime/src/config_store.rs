@@ -14,12 +14,14 @@ use anyhow::Result;
 use wasmtime::component::{ComponentType, Linker, Lower};
 
 use super::Sandbox;
+use crate::secrets::Setting;
 
 /// The versions served.
 pub const VERSIONS: [&str; 2] = ["0.2.0-draft", "0.2.0-rc.1"];
 
-/// A plugin's `[config]`, shared by all its calls.
-pub type ConfigValues = Arc<BTreeMap<String, String>>;
+/// A plugin's `[config]`, shared by all its calls; values read from the
+/// environment or a file stay `Secret`s until the guest asks for them.
+pub type ConfigValues = Arc<BTreeMap<String, Setting>>;
 
 /// `error` of the interface. Reading from the manifest never fails; the
 /// type is needed for the signature.
@@ -39,11 +41,16 @@ pub fn add_to_linker(linker: &mut Linker<Sandbox>) -> Result<()> {
         let mut store = linker.instance(&format!("wasi:config/store@{version}"))?;
         store.func_wrap("get", |cx, (key,): (String,)| {
             let sandbox: &Sandbox = cx.data();
-            Ok((Ok::<_, ConfigError>(sandbox.config.get(&key).cloned()),))
+            let value = sandbox.config.get(&key).map(|setting| setting.value().to_string());
+            Ok((Ok::<_, ConfigError>(value),))
         })?;
         store.func_wrap("get-all", |cx, (): ()| {
             let sandbox: &Sandbox = cx.data();
-            let all: Vec<(String, String)> = sandbox.config.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let all: Vec<(String, String)> = sandbox
+                .config
+                .iter()
+                .map(|(key, setting)| (key.clone(), setting.value().to_string()))
+                .collect();
             Ok((Ok::<_, ConfigError>(all),))
         })?;
     }

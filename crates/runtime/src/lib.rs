@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod naming;
 pub mod pinned;
 pub mod printable;
+pub mod secrets;
 pub mod task_policy;
 pub mod tool_overrides;
 
@@ -428,8 +429,9 @@ impl Runtime {
                 Err(CallFailure::TooMuchData { output: limits.output })
             }
             Ok(Err(error)) => Err(CallFailure::Trap {
-                message: trap_message(&error),
-                stderr_tail: sandbox.stderr.crash_summary(),
+                message: trap_message(&error, &sandbox.redactor),
+                stderr_tail: sandbox.stderr.crash_summary(&sandbox.redactor),
+                // Recorded through the redactor already (`Denials::record`).
                 refused: timings.denials.first().cloned(),
             }),
         };
@@ -540,7 +542,7 @@ fn spawn_epoch_ticker(engine: &Engine) {
         .expect("cannot start the epoch thread");
 }
 
-fn trap_message(error: &wasmtime::Error) -> String {
+fn trap_message(error: &wasmtime::Error, redactor: &secrets::Redactor) -> String {
     let header_limit = error.chain().any(|cause| {
         matches!(
             cause.downcast_ref::<wasmtime_wasi_http::FieldMapError>(),
@@ -557,8 +559,9 @@ fn trap_message(error: &wasmtime::Error) -> String {
         Some(Trap::UnreachableCodeReached) => "the plugin panicked (wasm `unreachable` executed)".into(),
         Some(Trap::StackOverflow) => "the plugin overflowed its stack".into(),
         Some(trap) => format!("wasm trap: {trap}"),
-        // A host error's text may carry what the guest passed in.
-        None => crate::printable::one_line(&format!("{:#}", error.root_cause()))
+        // A host error's text may carry what the guest passed in: its
+        // secrets are redacted before it is escaped and shortened.
+        None => crate::printable::one_line(&redactor.redact(&format!("{:#}", error.root_cause())))
             .chars()
             .take(1000)
             .collect(),

@@ -17,6 +17,7 @@ use crate::grants::{
     DEFAULT_MAX_RESPONSE, DEFAULT_MAX_ROUNDS, DEFAULT_MAX_TOKENS, Grants, HttpGrant, HttpRule, InteractionGrant, Mount,
     MountAccess, SocketGrant,
 };
+use crate::secrets::{self, Secret, Setting, Source};
 use crate::task_policy::{self, TaskPolicy};
 use crate::tool_overrides::{self, ToolOverride};
 
@@ -90,7 +91,8 @@ struct RawManifest {
     network: RawNetwork,
     #[serde(default)]
     environment: RawEnvironment,
-    /// Settings a component reads through `wasi:config/store`.
+    /// Settings a component reads through `wasi:config/store`: each written
+    /// in clear, or `{ env = "VAR" }` / `{ file = "/path" }`.
     #[serde(default)]
     config: BTreeMap<String, toml::Value>,
     #[serde(default)]
@@ -145,8 +147,9 @@ struct RawNetwork {
 struct RawEnvironment {
     #[serde(default)]
     pass: Vec<String>,
+    /// Each value written in clear, or `{ env = "VAR" }` / `{ file = "/path" }`.
     #[serde(default)]
-    set: BTreeMap<String, String>,
+    set: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -311,7 +314,7 @@ fn socket_addrs(entries: &[String], key: &str) -> Result<Vec<SocketAddr>> {
     Ok(addrs)
 }
 
-fn environment(raw: RawEnvironment) -> Result<Vec<(String, String)>> {
+fn environment(raw: RawEnvironment) -> Result<Vec<(String, Setting)>> {
     let check = |name: &str, key: &str| -> Result<()> {
         if name.is_empty() || name.contains('=') || name.contains('\0') {
             bail!("`{key}`: {name:?} is not a variable name");
@@ -321,13 +324,21 @@ fn environment(raw: RawEnvironment) -> Result<Vec<(String, String)>> {
     let mut env = Vec::new();
     for name in raw.pass {
         check(&name, "environment.pass")?;
+        // Copied from Warden's environment: a secret, like `{ env = … }`.
         match std::env::var(&name) {
-            Ok(value) => env.push((name, value)),
+            Ok(value) => env.push((
+                name.clone(),
+                Setting::Secret {
+                    value: Secret::new(value),
+                    from: Source::Env(name),
+                },
+            )),
             Err(_) => tracing::warn!("`environment.pass` names {name}, which is not set in Warden's environment"),
         }
     }
     for (name, value) in raw.set {
         check(&name, "environment.set")?;
+        let value = secrets::setting(&format!("environment.set.{name}"), value)?;
         env.retain(|(n, _)| *n != name);
         env.push((name, value));
     }
@@ -369,15 +380,10 @@ fn interaction(raw: RawInteraction) -> Result<InteractionGrant> {
 /// The most `input-required` rounds any manifest may allow one call.
 const MAX_ROUNDS: u32 = 32;
 
-/// `[config]`: string values only, since that is all `wasi:config/store` returns.
-fn config(raw: BTreeMap<String, toml::Value>) -> Result<Vec<(String, String)>> {
+/// `[config]`: text only, since that is all `wasi:config/store` returns.
+fn config(raw: BTreeMap<String, toml::Value>) -> Result<Vec<(String, Setting)>> {
     raw.into_iter()
-        .map(|(key, value)| match value {
-            toml::Value::String(text) => Ok((key, text)),
-            other => {
-                bail!("`config.{key}` must be a string (`wasi:config/store` returns strings); write it as \"{other}\"")
-            }
-        })
+        .map(|(key, value)| Ok((key.clone(), secrets::setting(&format!("config.{key}"), value)?)))
         .collect()
 }
 
@@ -522,10 +528,115 @@ mod tests {
         assert_eq!(
             g.env,
             vec![
-                ("WARDEN_MANIFEST_TEST_TOKEN".to_string(), "s3cret".to_string()),
-                ("LANG".to_string(), "C.UTF-8".to_string())
+                (
+                    "WARDEN_MANIFEST_TEST_TOKEN".to_string(),
+                    Setting::Secret {
+                        value: Secret::new("s3cret"),
+                        from: Source::Env("WARDEN_MANIFEST_TEST_TOKEN".into())
+                    }
+                ),
+                ("LANG".to_string(), Setting::Plain("C.UTF-8".to_string()))
             ]
         );
+    }
+
+    #[test]
+    fn config_and_set_values_come_from_the_manifest_the_environment_or_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join("api-key");
+        std::fs::write(&key_file, "file-secret-91d2\n").unwrap();
+        // SAFETY: no other test reads or writes this variable.
+        unsafe { std::env::set_var("WARDEN_MANIFEST_TEST_API_KEY", "env-secret-7c3e") };
+        let manifest = dir.path().join("notes.toml");
+        std::fs::write(
+            &manifest,
+            format!(
+                "[config]\napi-base = \"https://api.example.com\"\napi-key = {{ env = \"WARDEN_MANIFEST_TEST_API_KEY\" }}\n\
+                 [environment]\nset = {{ LANG = \"C.UTF-8\", TOKEN = {{ file = \"{}\" }} }}\n",
+                key_file.display()
+            ),
+        )
+        .unwrap();
+        let m = Manifest::load(&manifest).unwrap();
+        assert_eq!(
+            m.grants.config,
+            vec![
+                ("api-base".to_string(), Setting::Plain("https://api.example.com".into())),
+                (
+                    "api-key".to_string(),
+                    Setting::Secret {
+                        value: Secret::new("env-secret-7c3e"),
+                        from: Source::Env("WARDEN_MANIFEST_TEST_API_KEY".into())
+                    }
+                ),
+            ]
+        );
+        assert_eq!(
+            m.grants.env,
+            vec![
+                ("LANG".to_string(), Setting::Plain("C.UTF-8".into())),
+                (
+                    "TOKEN".to_string(),
+                    Setting::Secret {
+                        value: Secret::new("file-secret-91d2"),
+                        from: Source::File(key_file.clone())
+                    }
+                ),
+            ]
+        );
+        let secrets: Vec<&str> = m.grants.secrets().map(Secret::expose).collect();
+        assert_eq!(secrets, ["file-secret-91d2", "env-secret-7c3e"]);
+        let debug = format!("{m:?}");
+        assert!(
+            !debug.contains("env-secret") && !debug.contains("file-secret"),
+            "{debug}"
+        );
+        assert_eq!(
+            m.grants
+                .redactor()
+                .unwrap()
+                .redact("env-secret-7c3e and file-secret-91d2 and C.UTF-8"),
+            "[redacted] and [redacted] and C.UTF-8"
+        );
+
+        // A missing variable or file refuses the manifest, naming it, the key and the source.
+        std::fs::write(
+            &manifest,
+            "[config]\napi-key = { env = \"WARDEN_MANIFEST_TEST_SURELY_UNSET\" }\n",
+        )
+        .unwrap();
+        let error = format!("{:#}", Manifest::load(&manifest).unwrap_err());
+        assert!(
+            error.starts_with(&format!(
+                "invalid manifest {}: `config.api-key` = {{ env = \"WARDEN_MANIFEST_TEST_SURELY_UNSET\" }}: \
+                 WARDEN_MANIFEST_TEST_SURELY_UNSET is not set in Warden's environment",
+                manifest.display()
+            )),
+            "{error}"
+        );
+        std::fs::remove_file(&key_file).unwrap();
+        std::fs::write(
+            &manifest,
+            format!(
+                "[environment]\nset = {{ TOKEN = {{ file = \"{}\" }} }}\n",
+                key_file.display()
+            ),
+        )
+        .unwrap();
+        let error = format!("{:#}", Manifest::load(&manifest).unwrap_err());
+        assert!(
+            error.starts_with(&format!(
+                "invalid manifest {}: `environment.set.TOKEN` = {{ file = \"{1}\" }}: cannot read {1}: ",
+                manifest.display(),
+                key_file.display()
+            )),
+            "{error}"
+        );
+        let error = format!(
+            "{:#}",
+            Manifest::parse("[environment]\nset = { PORT = 8080 }").unwrap_err()
+        );
+        assert!(error.starts_with("`environment.set.PORT` must be a string"), "{error}");
     }
 
     #[test]

@@ -13,6 +13,8 @@ use bytes::Bytes;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
+use crate::secrets::Redactor;
+
 #[derive(Default)]
 struct Buffer {
     kept: Vec<u8>,
@@ -43,10 +45,16 @@ impl CapturedOutput {
     }
 
     /// A one-line summary of why the guest crashed, from what it printed:
-    /// a Rust panic's message when there is one, else the last line.
-    pub fn crash_summary(&self) -> Option<String> {
+    /// a Rust panic's message when there is one, else the last line; the
+    /// plugin's secrets redacted.
+    pub fn crash_summary(&self, redactor: &Redactor) -> Option<String> {
         let buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
         let text = String::from_utf8_lossy(&buffer.kept);
+        let text = if buffer.dropped > 0 {
+            redactor.redact_cut(&text)
+        } else {
+            redactor.redact(&text)
+        };
         let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         let line = match lines.iter().rposition(|l| l.contains("panicked at")) {
             Some(at) => lines.get(at + 1).map_or(lines[at], |message| *message),
@@ -141,10 +149,23 @@ mod tests {
     fn crash_summary_prefers_the_panic_message() {
         let out = CapturedOutput::new(1 << 10);
         out.push(b"working\nthread '<unnamed>' panicked at src/lib.rs:3:5:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n");
-        assert_eq!(out.crash_summary().as_deref(), Some("boom"));
+        let none = Redactor::default();
+        assert_eq!(out.crash_summary(&none).as_deref(), Some("boom"));
         let out = CapturedOutput::new(1 << 10);
         out.push(b"first\nlast words\n\n");
-        assert_eq!(out.crash_summary().as_deref(), Some("last words"));
-        assert_eq!(CapturedOutput::new(8).crash_summary(), None);
+        assert_eq!(out.crash_summary(&none).as_deref(), Some("last words"));
+        assert_eq!(CapturedOutput::new(8).crash_summary(&none), None);
+    }
+
+    #[test]
+    fn crash_summary_redacts_secrets_even_at_the_cap() {
+        let secret = crate::secrets::Secret::new("sk-live-4f9a1c");
+        let redactor = Redactor::new([&secret]).unwrap();
+        let out = CapturedOutput::new(1 << 10);
+        out.push(b"thread '<unnamed>' panicked at src/lib.rs:3:5:\nbad key sk-live-4f9a1c\n");
+        assert_eq!(out.crash_summary(&redactor).as_deref(), Some("bad key [redacted]"));
+        let out = CapturedOutput::new(16);
+        out.push(b"bad key sk-live-4f9a1c\n");
+        assert_eq!(out.crash_summary(&redactor).as_deref(), Some("bad key [redacted]"));
     }
 }

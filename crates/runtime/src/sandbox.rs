@@ -27,6 +27,7 @@ use super::output::CapturedOutput;
 use crate::grants::{Asks, Grants, SocketUse};
 use crate::manifest::Limits;
 use crate::printable::one_line;
+use crate::secrets::Redactor;
 use crate::task_policy::TaskPolicy;
 
 /// Something the guest reported during a call, for the client.
@@ -145,6 +146,9 @@ pub struct SandboxSettings {
     pub config: ConfigValues,
     /// `[tasks]`: which tools' calls become MCP tasks.
     pub tasks: TaskPolicy,
+    /// The plugin's secrets (`grants.redactor()`), for everything it says
+    /// that Warden logs or records.
+    pub redactor: Arc<Redactor>,
 }
 
 pub struct Sandbox {
@@ -160,6 +164,8 @@ pub struct Sandbox {
     events: EventBudget,
     /// What `wasi:config/store` answers: the manifest's `[config]`.
     pub config: ConfigValues,
+    /// Applied to what the guest says besides its answer, as it arrives.
+    pub redactor: Arc<Redactor>,
 }
 
 impl Sandbox {
@@ -170,14 +176,16 @@ impl Sandbox {
         let cap = usize::try_from(policy.limits.log_output).unwrap_or(usize::MAX);
         let stdout = CapturedOutput::new(cap);
         let stderr = CapturedOutput::new(cap);
-        let denials = Denials::default();
+        let denials = Denials::new(policy.redactor.clone());
         let grants = &policy.grants;
         let mut wasi = WasiCtx::builder();
         wasi.stdout(stdout.clone())
             .stderr(stderr.clone())
-            .envs(&grants.env)
             // Bounds what one `get-random-bytes` call makes the host allocate.
             .max_random_size(MAX_RANDOM_BYTES);
+        for (name, setting) in &grants.env {
+            wasi.env(name, setting.value());
+        }
         // From the handles opened at load, never by path: a folder renamed
         // or swapped for a symlink since then cannot redirect a mount.
         policy.mounts.preopen(&mut wasi)?;
@@ -236,6 +244,7 @@ impl Sandbox {
             denials,
             events: EventBudget::new(policy.limits.log_output),
             config: policy.config.clone(),
+            redactor: policy.redactor.clone(),
         })
     }
 
@@ -255,6 +264,13 @@ impl Sandbox {
             if text.is_empty() && dropped == 0 {
                 continue;
             }
+            // Redacted before escaping, which would change a secret with a
+            // line break in it; a text cut at the cap may end mid-secret.
+            let text = if dropped > 0 {
+                self.redactor.redact_cut(&text)
+            } else {
+                self.redactor.redact(&text)
+            };
             let text = one_line(text.trim());
             if dropped > 0 {
                 tracing::info!(target: "plugin", plugin, stream = name, dropped_bytes = dropped, "{text}");
@@ -309,7 +325,9 @@ fn clip(mut text: String) -> String {
 /// version's bindings adapt to it (see `contract::Host`).
 impl contract::Host for Sandbox {
     fn log(&mut self, level: LogLevel, message: String) {
-        let message = clip(message);
+        // Redacted before it is clipped, so no clip leaves half a secret;
+        // the client's `notifications/message` gets the redacted text too.
+        let message = clip(self.redactor.redact_owned(message));
         if !self.events.admit(message.len()) {
             return;
         }
@@ -325,7 +343,8 @@ impl contract::Host for Sandbox {
     }
 
     fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let message = message.map(clip);
+        // Redacted as `log` is: it reaches the client and a task's `statusMessage`.
+        let message = message.map(|message| clip(self.redactor.redact_owned(message)));
         if !self.events.admit(message.as_ref().map_or(0, String::len)) {
             return;
         }

@@ -28,6 +28,14 @@ impl Guest for PlainConfig {
             Err(error) => panic!("wasi:config/store get-all failed: {error:?}"),
         }
     }
+
+    fn print_setting(key: String) -> Option<String> {
+        let value = Self::get_setting(key.clone());
+        let shown = value.as_deref().unwrap_or("(not set)");
+        println!("{key} = {shown}");
+        eprintln!("{key} = {shown}");
+        value
+    }
 }
 
 export!(PlainConfig);
