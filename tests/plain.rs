@@ -877,10 +877,11 @@ async fn plain_docs_tools_are_named_by_interface_and_described_by_signature_with
 
 #[tokio::test]
 async fn embedded_package_docs_become_the_descriptions() {
-    // The same component with the doc comments of the WIT it was built from in a
-    // `package-docs` custom section (written by `warden_plugins::plain::docs::embed`), the form in
-    // which the Bytecode Alliance tools keep WIT docs in a binary. It documents the
-    // component's own package: world-level functions and interfaces defined inline.
+    // The same component with the doc comments of the WIT it was built from (written by
+    // `warden_plugins::plain::docs::embed`): in a `package-docs` custom section, the form in
+    // which the Bytecode Alliance tools keep WIT docs in a binary, for the component's own
+    // package (world-level functions, interfaces defined inline), and in
+    // `warden:package-docs` for the interfaces of its named package (`math`, `text`).
     let component = std::fs::read(support::guest("plain-docs")).unwrap();
     let wit = xtask::repo_root().join("tests/plugins/plain-docs/wit");
     let documented = warden_plugins::plain::docs::embed(&component, &wit, None).unwrap();
@@ -889,14 +890,8 @@ async fn embedded_package_docs_become_the_descriptions() {
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
     let tools = tools(&server).await;
     assert_eq!(names(&tools), PLAIN_DOCS_TOOLS);
-    for (name, doc, signature) in PLAIN_DOCS_DOCUMENTED {
-        let found = description(&tools, name);
-        if name.starts_with("math_") || name.starts_with("text_") {
-            // A named package's interface: the section cannot document it (yet).
-            assert_eq!(found, *signature, "{name}");
-        } else {
-            assert_eq!(found, *doc, "{name}");
-        }
+    for (name, doc, _) in PLAIN_DOCS_DOCUMENTED {
+        assert_eq!(description(&tools, name), *doc, "{name}");
     }
     for (name, signature) in PLAIN_DOCS_UNDOCUMENTED {
         assert_eq!(description(&tools, name), *signature, "{name}");
@@ -1106,7 +1101,7 @@ async fn embed_docs_writes_the_doc_comments_and_replaces_earlier_ones() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
-        assert!(stderr.contains("2 function(s) documented"), "{stderr}");
+        assert!(stderr.contains("5 function(s) documented"), "{stderr}");
         assert!(out.stdout.is_empty());
     }
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
@@ -1116,7 +1111,12 @@ async fn embed_docs_writes_the_doc_comments_and_replaces_earlier_ones() {
         description(&tools, "stats_mean"),
         "The arithmetic mean of the values; NaN for none."
     );
+    assert_eq!(
+        description(&tools, "math_multiply"),
+        "Multiplies two numbers.\nOverflow wraps around."
+    );
     assert_eq!(description(&tools, "add"), "add(a: s64, b: s64) -> s64");
+    assert_eq!(description(&tools, "math_negate"), "negate(a: s64) -> s64");
     call_plain_docs(&server).await;
     server.stop().await;
 
