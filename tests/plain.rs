@@ -901,6 +901,37 @@ async fn embedded_package_docs_become_the_descriptions() {
 }
 
 #[tokio::test]
+async fn a_malformed_warden_package_docs_section_leaves_the_signatures() {
+    // `warden:package-docs` is read as best it can be: a section that is not its format
+    // (here: an unknown version, then JSON naming an interface the package lacks) is
+    // ignored, and the component is served, described by its signatures.
+    let component = std::fs::read(support::guest("plain-docs")).unwrap();
+    let bad: [&[u8]; 2] = [
+        b"\x07{}",
+        b"\x01{\"example:plain-docs@1.2.3\":{\"interfaces\":{\"missing\":{\"docs\":\"no\"}}}}",
+    ];
+    for data in bad {
+        let name = b"warden:package-docs";
+        let mut payload = vec![u8::try_from(name.len()).unwrap()];
+        payload.extend_from_slice(name);
+        payload.extend_from_slice(data);
+        let mut with = component.clone();
+        with.push(0);
+        with.push(u8::try_from(payload.len()).unwrap());
+        with.extend_from_slice(&payload);
+        let dir = PluginDir::new();
+        dir.write("plain-docs.wasm", with);
+        let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+        let tools = tools(&server).await;
+        assert_eq!(names(&tools), PLAIN_DOCS_TOOLS);
+        for (name, _, signature) in PLAIN_DOCS_DOCUMENTED {
+            assert_eq!(description(&tools, name), *signature, "{name}");
+        }
+        server.stop().await;
+    }
+}
+
+#[tokio::test]
 async fn config_values_come_from_the_manifest_and_nothing_else() {
     let dir = PluginDir::with(&["plain-config"]);
     dir.write(
