@@ -877,10 +877,11 @@ async fn plain_docs_tools_are_named_by_interface_and_described_by_signature_with
 
 #[tokio::test]
 async fn embedded_package_docs_become_the_descriptions() {
-    // The same component with the doc comments of the WIT it was built from in a
-    // `package-docs` custom section (written by `warden_plugins::plain::docs::embed`), the form in
-    // which the Bytecode Alliance tools keep WIT docs in a binary. It documents the
-    // component's own package: world-level functions and interfaces defined inline.
+    // The same component with the doc comments of the WIT it was built from (written by
+    // `warden_plugins::plain::docs::embed`): in a `package-docs` custom section, the form in
+    // which the Bytecode Alliance tools keep WIT docs in a binary, for the component's own
+    // package (world-level functions, interfaces defined inline), and in
+    // `warden:package-docs` for the interfaces of its named package (`math`, `text`).
     let component = std::fs::read(support::guest("plain-docs")).unwrap();
     let wit = xtask::repo_root().join("tests/plugins/plain-docs/wit");
     let documented = warden_plugins::plain::docs::embed(&component, &wit, None).unwrap();
@@ -889,20 +890,45 @@ async fn embedded_package_docs_become_the_descriptions() {
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
     let tools = tools(&server).await;
     assert_eq!(names(&tools), PLAIN_DOCS_TOOLS);
-    for (name, doc, signature) in PLAIN_DOCS_DOCUMENTED {
-        let found = description(&tools, name);
-        if name.starts_with("math_") || name.starts_with("text_") {
-            // A named package's interface: the section cannot document it (yet).
-            assert_eq!(found, *signature, "{name}");
-        } else {
-            assert_eq!(found, *doc, "{name}");
-        }
+    for (name, doc, _) in PLAIN_DOCS_DOCUMENTED {
+        assert_eq!(description(&tools, name), *doc, "{name}");
     }
     for (name, signature) in PLAIN_DOCS_UNDOCUMENTED {
         assert_eq!(description(&tools, name), *signature, "{name}");
     }
     call_plain_docs(&server).await;
     server.stop().await;
+}
+
+#[tokio::test]
+async fn a_malformed_warden_package_docs_section_leaves_the_signatures() {
+    // `warden:package-docs` is read as best it can be: a section that is not its format
+    // (here: an unknown version, then JSON naming an interface the package lacks) is
+    // ignored, and the component is served, described by its signatures.
+    let component = std::fs::read(support::guest("plain-docs")).unwrap();
+    let bad: [&[u8]; 2] = [
+        b"\x07{}",
+        b"\x01{\"example:plain-docs@1.2.3\":{\"interfaces\":{\"missing\":{\"docs\":\"no\"}}}}",
+    ];
+    for data in bad {
+        let name = b"warden:package-docs";
+        let mut payload = vec![u8::try_from(name.len()).unwrap()];
+        payload.extend_from_slice(name);
+        payload.extend_from_slice(data);
+        let mut with = component.clone();
+        with.push(0);
+        with.push(u8::try_from(payload.len()).unwrap());
+        with.extend_from_slice(&payload);
+        let dir = PluginDir::new();
+        dir.write("plain-docs.wasm", with);
+        let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+        let tools = tools(&server).await;
+        assert_eq!(names(&tools), PLAIN_DOCS_TOOLS);
+        for (name, _, signature) in PLAIN_DOCS_DOCUMENTED {
+            assert_eq!(description(&tools, name), *signature, "{name}");
+        }
+        server.stop().await;
+    }
 }
 
 #[tokio::test]
@@ -1109,7 +1135,7 @@ async fn embed_docs_writes_the_doc_comments_and_replaces_earlier_ones() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
-        assert!(stderr.contains("2 function(s) documented"), "{stderr}");
+        assert!(stderr.contains("5 function(s) documented"), "{stderr}");
         assert!(out.stdout.is_empty());
     }
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
@@ -1119,7 +1145,12 @@ async fn embed_docs_writes_the_doc_comments_and_replaces_earlier_ones() {
         description(&tools, "stats_mean"),
         "The arithmetic mean of the values; NaN for none."
     );
+    assert_eq!(
+        description(&tools, "math_multiply"),
+        "Multiplies two numbers.\nOverflow wraps around."
+    );
     assert_eq!(description(&tools, "add"), "add(a: s64, b: s64) -> s64");
+    assert_eq!(description(&tools, "math_negate"), "negate(a: s64) -> s64");
     call_plain_docs(&server).await;
     server.stop().await;
 

@@ -28,8 +28,9 @@ pub enum Command {
     /// sources change.
     Dev(DevArgs),
     /// Write the doc comments of the WIT a plain component was built from
-    /// into the component (its `package-docs` section), so its tools are
-    /// described by them. Today's toolchains do not do this themselves.
+    /// into the component (its `package-docs` section, and
+    /// `warden:package-docs` for interfaces of named packages), so its tools
+    /// are described by them. Today's toolchains do not do this themselves.
     EmbedDocs(EmbedDocsArgs),
     /// Run one tool of a plugin without a client, under its manifest, and
     /// print the MCP result as JSON. Exits 0 on success, 1 on an `isError`

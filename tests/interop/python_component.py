@@ -24,18 +24,17 @@ from component_driver import Latencies, check_refused, check_tool_errors, cold_t
 # exports (it pre-initializes the interpreter at build time); Warden skips it.
 TOOLS = ["check-unit", "convert", "format-duration", "length_convert", "list-units", "parse-quantity"]
 
-# World-level functions are described by their doc comments in wit/units.wit
-# (componentize-py writes no `package-docs` section; python_component.sh adds it with
-# `warden embed-docs`). `length_convert` comes from an interface of a named
-# package (example:units/length), whose docs a component cannot carry, so it is
-# described by its signature in WIT syntax.
+# Every function is described by its doc comment in wit/units.wit (componentize-py
+# writes no docs; python_component.sh adds them with `warden embed-docs`): world-level
+# functions from the `package-docs` section, and `length_convert`, of an interface of
+# the named package example:units, from Warden's `warden:package-docs` section.
 DESCRIPTIONS = {
     "parse-quantity": 'Reads a quantity written as a number and a unit symbol, e.g. "3.5 km" or "-40 °F".',
     "convert": 'Converts a value between two units of the same dimension, given by symbol (e.g. "lb" to "kg", "°F" to "°C").',
     "list-units": "The symbols of the units of one dimension, smallest first.",
     "format-duration": 'Writes a number of seconds as days, hours, minutes and seconds, e.g. 93784 as "1d 2h 3m 4s"; with max-parts, only that many of the largest parts.',
     "check-unit": "Succeeds if the unit symbol is known; otherwise the error lists the known symbols.",
-    "length_convert": "convert(value: f64, from-unit: length-unit, to-unit: length-unit) -> f64",
+    "length_convert": "Converts a length between two units, e.g. 1 mile is 1.609344 kilometres.",
 }
 
 # f64: a JSON number, or NaN and the infinities as strings.

@@ -3,24 +3,36 @@
 //! The component binary format has no place for documentation; the
 //! convention of the Bytecode Alliance tools is a `package-docs` custom
 //! section, which `wit-parser` reads back onto the component's decoded world.
-//! It documents the component's own package: functions exported at world
-//! level and interfaces the component defines inline. Functions of an
-//! interface from a named package (`export acme:math/ops;`) cannot be
-//! documented that way yet, so those tools are described by their signature.
+//! It documents only the package `wit-parser` synthesizes for the component
+//! (`root:component`): functions exported at world level and interfaces the
+//! component defines inline. An interface from a named package (`export
+//! acme:math/ops;`) belongs to another package of the decoded `Resolve`, which
+//! that section has no place for (wit-parser 0.254 to 0.258 inject it into the
+//! root package only). Warden therefore also reads `warden:package-docs`: a
+//! version byte (1), then a JSON object from package name
+//! (`acme:math@1.0.0`) to that package's docs in the `package-docs` format.
 //!
-//! Toolchains do not write the section by default yet; `embed` writes it from
-//! the WIT a component was built from.
+//! Toolchains do not write either section by default yet; `embed` writes both
+//! from the WIT a component was built from.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use wasm_encoder::{ComponentSection as _, CustomSection, Encode as _};
 use wasmparser::Payload;
 use wit_parser::decoding::{DecodedWasm, decode};
-use wit_parser::{Function, InterfaceId, PackageMetadata, Resolve, Type, TypeDefKind, WorldId, WorldItem};
+use wit_parser::{
+    Function, InterfaceId, PackageId, PackageMetadata, Resolve, Type, TypeDefKind, TypeId, WorldId, WorldItem,
+};
 
 use super::budget::{OverBudget, Text};
+
+/// Warden's section for the docs of the component's other packages (see the
+/// module's documentation).
+pub const FOREIGN_SECTION_NAME: &str = "warden:package-docs";
+/// The version byte `FOREIGN_SECTION_NAME` starts with.
+const FOREIGN_SECTION_VERSION: u8 = 1;
 
 /// The component's decoded world, for the doc comments and WIT signatures
 /// (with the component's own type names) of what it exports. Nothing is
@@ -39,7 +51,10 @@ impl Docs {
     /// they cannot be read.
     pub fn read(bytes: &[u8]) -> Self {
         match decode(bytes) {
-            Ok(DecodedWasm::Component(resolve, world)) => {
+            Ok(DecodedWasm::Component(mut resolve, world)) => {
+                if let Err(error) = inject_foreign(bytes, &mut resolve) {
+                    tracing::debug!("cannot read the component's `{FOREIGN_SECTION_NAME}` section: {error:#}");
+                }
                 let interfaces = resolve.worlds[world]
                     .exports
                     .iter()
@@ -234,9 +249,121 @@ fn documented(docs: &wit_parser::Docs) -> Option<&str> {
     (!text.is_empty()).then_some(text)
 }
 
+/// The top-level custom sections of `component` named `name`: their
+/// contents, and their ranges including the section header.
+fn custom_sections<'a>(component: &'a [u8], name: &str) -> Result<Vec<(&'a [u8], std::ops::Range<usize>)>> {
+    let mut found = Vec::new();
+    let mut depth = 0usize;
+    for payload in wasmparser::Parser::new(0).parse_all(component) {
+        match payload.context("cannot parse the component")? {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::CustomSection(reader) if depth == 0 && reader.name() == name => {
+                // The section starts with its id (0) and its size in LEB128.
+                let contents = reader.range();
+                let mut header = vec![0];
+                u32::try_from(contents.len())?.encode(&mut header);
+                let start = contents.start.checked_sub(header.len());
+                match start {
+                    Some(start) if component[start..contents.start] == header[..] => {
+                        found.push((&component[reader.data_offset()..contents.end], start..contents.end));
+                    }
+                    _ => bail!("its `{name}` section has an unusual header; strip it first"),
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(found)
+}
+
+/// Puts the docs of `warden:package-docs` on the packages of `resolve` they
+/// name; a package the component does not have is skipped.
+fn inject_foreign(component: &[u8], resolve: &mut Resolve) -> Result<()> {
+    let sections = custom_sections(component, FOREIGN_SECTION_NAME)?;
+    let data = match sections.as_slice() {
+        [] => return Ok(()),
+        [(data, _)] => *data,
+        _ => bail!("more than one `{FOREIGN_SECTION_NAME}` section"),
+    };
+    let packages = decode_foreign(data)?;
+    for (name, metadata) in &packages {
+        let Some(id) = resolve
+            .packages
+            .iter()
+            .find_map(|(id, package)| (package.name.to_string() == *name).then_some(id))
+        else {
+            tracing::debug!("`{FOREIGN_SECTION_NAME}` documents package `{name}`, which the component does not have");
+            continue;
+        };
+        metadata
+            .inject(resolve, id)
+            .with_context(|| format!("package `{name}`"))?;
+    }
+    Ok(())
+}
+
+fn decode_foreign(data: &[u8]) -> Result<BTreeMap<String, PackageMetadata>> {
+    match data.split_first() {
+        Some((&FOREIGN_SECTION_VERSION, json)) => Ok(serde_json::from_slice(json)?),
+        version => bail!(
+            "expected `{FOREIGN_SECTION_NAME}` version {FOREIGN_SECTION_VERSION}, got {:?}",
+            version.map(|(v, _)| v)
+        ),
+    }
+}
+
+/// Copies the doc comments of interface `from` (in `source`) onto interface
+/// `id` of `decoded`: the interface's, its functions', its types' and their
+/// fields' and cases'. What the component does not have is left out.
+fn copy_interface_docs(decoded: &mut Resolve, id: InterfaceId, source: &Resolve, from: InterfaceId) {
+    let from = &source.interfaces[from];
+    let interface = &mut decoded.interfaces[id];
+    interface.docs = from.docs.clone();
+    for (function, target) in interface.functions.iter_mut() {
+        if let Some(from) = from.functions.get(function) {
+            target.docs = from.docs.clone();
+        }
+    }
+    let types: Vec<(TypeId, TypeId)> = interface
+        .types
+        .iter()
+        .filter_map(|(name, id)| Some((*id, *from.types.get(name)?)))
+        .collect();
+    for (id, from) in types {
+        copy_type_docs(decoded, id, source, from);
+    }
+}
+
+/// The doc comments of type `from` (and of its fields, cases or flags, by
+/// name) onto type `id`.
+fn copy_type_docs(decoded: &mut Resolve, id: TypeId, source: &Resolve, from: TypeId) {
+    let from = &source.types[from];
+    let target = &mut decoded.types[id];
+    target.docs = from.docs.clone();
+    // Fields, cases and flags all have a `name` and `docs`.
+    macro_rules! items {
+        ($targets:expr, $from:expr) => {
+            for target in $targets.iter_mut() {
+                if let Some(from) = $from.iter().find(|f| f.name == target.name) {
+                    target.docs = from.docs.clone();
+                }
+            }
+        };
+    }
+    match (&mut target.kind, &from.kind) {
+        (TypeDefKind::Record(t), TypeDefKind::Record(f)) => items!(t.fields, f.fields),
+        (TypeDefKind::Variant(t), TypeDefKind::Variant(f)) => items!(t.cases, f.cases),
+        (TypeDefKind::Enum(t), TypeDefKind::Enum(f)) => items!(t.cases, f.cases),
+        (TypeDefKind::Flags(t), TypeDefKind::Flags(f)) => items!(t.flags, f.flags),
+        _ => {}
+    }
+}
+
 /// Returns `component` with a `package-docs` section carrying the doc
 /// comments of the WIT in `wit_dir` (the folder it was built from, world
-/// `world` or the only one) for what the component exports.
+/// `world` or the only one) for what the component exports, and a
+/// `warden:package-docs` section for its interfaces from named packages.
 pub fn embed(component: &[u8], wit_dir: &Path, world: Option<&str>) -> Result<Vec<u8>> {
     let DecodedWasm::Component(mut decoded, root) = decode(component).context("cannot decode the component")? else {
         bail!("not a component");
@@ -260,22 +387,20 @@ pub fn embed(component: &[u8], wit_dir: &Path, world: Option<&str>) -> Result<Ve
         .map(|(key, item)| (decoded.name_world_key(key), item.clone()))
         .collect();
     let mut world_functions = Vec::new();
+    // The named packages the exported interfaces come from, in order.
+    let mut foreign: Vec<PackageId> = Vec::new();
     for (name, item) in exports {
         match (item, documented.get(&name)) {
             (WorldItem::Function(_), Some(WorldItem::Function(from))) => {
                 world_functions.push((from.name.clone(), from.docs.clone()));
             }
             (WorldItem::Interface { id, .. }, Some(WorldItem::Interface { id: from, .. })) => {
-                // Only interfaces of the component's own package can carry docs.
-                if decoded.interfaces[id].package != Some(root_package) {
-                    continue;
-                }
-                let from = &source.interfaces[*from];
-                decoded.interfaces[id].docs = from.docs.clone();
-                for (function, target) in decoded.interfaces[id].functions.iter_mut() {
-                    if let Some(from) = from.functions.get(function) {
-                        target.docs = from.docs.clone();
-                    }
+                copy_interface_docs(&mut decoded, id, &source, *from);
+                if let Some(package) = decoded.interfaces[id].package
+                    && package != root_package
+                    && !foreign.contains(&package)
+                {
+                    foreign.push(package);
                 }
             }
             _ => {}
@@ -292,39 +417,42 @@ pub fn embed(component: &[u8], wit_dir: &Path, world: Option<&str>) -> Result<Ve
         }
     }
     let section = PackageMetadata::extract(&decoded, root_package).encode()?;
-    // A component carries one such section: a previous one is replaced.
-    let mut out = without_package_docs(component)?;
+    let packages: BTreeMap<String, PackageMetadata> = foreign
+        .into_iter()
+        .map(|id| {
+            (
+                decoded.packages[id].name.to_string(),
+                PackageMetadata::extract(&decoded, id),
+            )
+        })
+        .collect();
+    let mut foreign_section = vec![FOREIGN_SECTION_VERSION];
+    serde_json::to_writer(&mut foreign_section, &packages)?;
+    // A component carries one of each section: a previous one is replaced.
+    let mut out = without_sections(component, &[PackageMetadata::SECTION_NAME, FOREIGN_SECTION_NAME])?;
     // A custom section may follow all the others.
     CustomSection {
         name: PackageMetadata::SECTION_NAME.into(),
         data: section.into(),
     }
     .append_to_component(&mut out);
+    if !packages.is_empty() {
+        CustomSection {
+            name: FOREIGN_SECTION_NAME.into(),
+            data: foreign_section.into(),
+        }
+        .append_to_component(&mut out);
+    }
     Ok(out)
 }
 
-/// `component` without its top-level `package-docs` section(s).
-fn without_package_docs(component: &[u8]) -> Result<Vec<u8>> {
+/// `component` without its top-level custom sections named `names`.
+fn without_sections(component: &[u8], names: &[&str]) -> Result<Vec<u8>> {
     let mut cuts = Vec::new();
-    let mut depth = 0usize;
-    for payload in wasmparser::Parser::new(0).parse_all(component) {
-        match payload.context("cannot parse the component")? {
-            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
-            Payload::End(_) => depth = depth.saturating_sub(1),
-            Payload::CustomSection(reader) if depth == 0 && reader.name() == PackageMetadata::SECTION_NAME => {
-                // The section starts with its id (0) and its size in LEB128.
-                let contents = reader.range();
-                let mut header = vec![0];
-                u32::try_from(contents.len())?.encode(&mut header);
-                let start = contents.start.checked_sub(header.len());
-                match start {
-                    Some(start) if component[start..contents.start] == header[..] => cuts.push(start..contents.end),
-                    _ => bail!("its `package-docs` section has an unusual header; strip it first"),
-                }
-            }
-            _ => {}
-        }
+    for name in names {
+        cuts.extend(custom_sections(component, name)?.into_iter().map(|(_, range)| range));
     }
+    cuts.sort_by_key(|range| range.start);
     let mut out = Vec::with_capacity(component.len());
     let mut at = 0;
     for cut in cuts {

@@ -2,7 +2,7 @@
 //! (`greet`, documented; `add`, not), in two exported interfaces of its package, `math` and
 //! `text`, and in `stats`, an interface defined inline in the world. The toolchain does not
 //! put the doc comments in the component (wit-bindgen 0.61, wasm-component-ld); the tests
-//! add a `package-docs` section to it.
+//! add the `package-docs` and `warden:package-docs` sections to it.
 
 wit_bindgen::generate!({
     path: "wit",
