@@ -33,6 +33,9 @@ use super::budget::{OverBudget, Text};
 pub const FOREIGN_SECTION_NAME: &str = "warden:package-docs";
 /// The version byte `FOREIGN_SECTION_NAME` starts with.
 const FOREIGN_SECTION_VERSION: u8 = 1;
+/// The largest `FOREIGN_SECTION_NAME` section read: doc comments, not a
+/// payload (the descriptions it yields are bounded by the load budget too).
+pub const MAX_FOREIGN_SECTION_BYTES: usize = 1 << 20;
 
 /// The component's decoded world, for the doc comments and WIT signatures
 /// (with the component's own type names) of what it exports. Nothing is
@@ -304,6 +307,13 @@ fn inject_foreign(component: &[u8], resolve: &mut Resolve) -> Result<()> {
 }
 
 fn decode_foreign(data: &[u8]) -> Result<BTreeMap<String, PackageMetadata>> {
+    if data.len() > MAX_FOREIGN_SECTION_BYTES {
+        bail!(
+            "the `{FOREIGN_SECTION_NAME}` section is {} bytes, more than the {} read",
+            data.len(),
+            MAX_FOREIGN_SECTION_BYTES
+        );
+    }
     match data.split_first() {
         Some((&FOREIGN_SECTION_VERSION, json)) => Ok(serde_json::from_slice(json)?),
         version => bail!(
@@ -461,4 +471,23 @@ fn without_sections(component: &[u8], names: &[&str]) -> Result<Vec<u8>> {
     }
     out.extend_from_slice(&component[at..]);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_or_unknown_foreign_section_is_not_read() {
+        let mut big = vec![FOREIGN_SECTION_VERSION];
+        big.extend(std::iter::repeat_n(b' ', MAX_FOREIGN_SECTION_BYTES));
+        big.extend_from_slice(b"{}");
+        let Err(err) = decode_foreign(&big) else {
+            panic!("an oversized section is read")
+        };
+        let err = err.to_string();
+        assert!(err.contains("more than the 1048576 read"), "{err}");
+        assert!(decode_foreign(b"\x07{}").is_err());
+        assert!(decode_foreign(b"\x01{}").unwrap().is_empty());
+    }
 }
