@@ -79,30 +79,40 @@ impl ComponentShape {
                     }
                 }
                 Payload::ComponentAliasSection(reader) => {
-                    let outer = outer_items(&frames);
-                    let frame = component(&mut frames)?;
+                    // Outer aliases are resolved against the enclosing frames as
+                    // they are read (no copy of their index spaces per section,
+                    // which many sections would make quadratic).
+                    let mut modules = Vec::new();
+                    let mut components = Vec::new();
                     for alias in reader {
                         match alias? {
                             ComponentAlias::InstanceExport {
                                 kind: ComponentExternalKind::Module,
                                 ..
-                            } => frame.modules.push(ModuleShape::default()),
+                            } => modules.push(ModuleShape::default()),
                             ComponentAlias::InstanceExport {
                                 kind: ComponentExternalKind::Component,
                                 ..
-                            } => frame.components.push(ComponentShape::default()),
+                            } => components.push(ComponentShape::default()),
                             ComponentAlias::Outer { kind, count, index } => match kind {
-                                ComponentOuterAliasKind::CoreModule => {
-                                    frame.modules.push(outer.module(count, index).unwrap_or_default())
-                                }
-                                ComponentOuterAliasKind::Component => {
-                                    frame.components.push(outer.component(count, index).unwrap_or_default())
-                                }
+                                ComponentOuterAliasKind::CoreModule => modules.push(
+                                    outer(&frames, count)
+                                        .and_then(|f| f.modules.get(index as usize).copied())
+                                        .unwrap_or_default(),
+                                ),
+                                ComponentOuterAliasKind::Component => components.push(
+                                    outer(&frames, count)
+                                        .and_then(|f| f.components.get(index as usize).copied())
+                                        .unwrap_or_default(),
+                                ),
                                 _ => {}
                             },
                             _ => {}
                         }
                     }
+                    let frame = component(&mut frames)?;
+                    frame.modules.extend(modules);
+                    frame.components.extend(components);
                 }
                 Payload::InstanceSection(reader) => {
                     let frame = component(&mut frames)?;
@@ -224,37 +234,17 @@ fn component(frames: &mut [Frame]) -> Result<&mut ComponentFrame> {
     }
 }
 
-/// The enclosing components' index spaces, for outer aliases.
-struct Outer {
-    modules: Vec<Vec<ModuleShape>>,
-    components: Vec<Vec<ComponentShape>>,
-}
-
-fn outer_items(frames: &[Frame]) -> Outer {
-    let mut outer = Outer {
-        modules: Vec::new(),
-        components: Vec::new(),
-    };
-    for frame in frames {
-        if let Frame::Component(frame) = frame {
-            outer.modules.push(frame.modules.clone());
-            outer.components.push(frame.components.clone());
-        }
-    }
-    outer
-}
-
-impl Outer {
-    /// `count` components out from the innermost (0 is the current one).
-    fn module(&self, count: u32, index: u32) -> Option<ModuleShape> {
-        let depth = self.modules.len().checked_sub(1 + count as usize)?;
-        self.modules[depth].get(index as usize).copied()
-    }
-
-    fn component(&self, count: u32, index: u32) -> Option<ComponentShape> {
-        let depth = self.components.len().checked_sub(1 + count as usize)?;
-        self.components[depth].get(index as usize).copied()
-    }
+/// The component `count` levels out from the innermost (0 is the current
+/// one), for an outer alias.
+fn outer(frames: &[Frame], count: u32) -> Option<&ComponentFrame> {
+    frames
+        .iter()
+        .rev()
+        .filter_map(|frame| match frame {
+            Frame::Component(frame) => Some(frame),
+            Frame::Module(_) => None,
+        })
+        .nth(count as usize)
 }
 
 #[cfg(test)]
