@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::DevArgs;
 use crate::project::{self, BuildOptions, Project};
-use crate::serve::{Host, HostConfig};
+use crate::serve::{Host, HostConfig, serve_while_loading};
 use warden_plugins::watcher::{self, Batch};
 
 pub async fn run(args: DevArgs) -> Result<()> {
@@ -31,7 +31,7 @@ pub async fn run(args: DevArgs) -> Result<()> {
 
     let mut roots = vec![staging.dir.clone()];
     roots.extend(args.plugins.clone());
-    let host = Host::start(HostConfig {
+    let (host, first_load) = Host::start(HostConfig {
         roots,
         watch: true,
         cache: args.cache.clone(),
@@ -59,7 +59,7 @@ pub async fn run(args: DevArgs) -> Result<()> {
             }
         }
     });
-    let served = host.serve_stdio().await;
+    let served = serve_while_loading(first_load, host.serve_stdio()).await;
     builder.abort();
     drop(staging);
     served

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use tokio::sync::mpsc;
+
 use anyhow::{Context, Result};
 use notify::RecursiveMode;
 use rmcp::ServiceExt;
@@ -22,7 +24,7 @@ use warden_origin::Trust;
 use warden_plugins::catalog::{CatalogHandle, ListChanges};
 use warden_plugins::loader::Loader;
 use warden_plugins::reconciler::Reconciler;
-use warden_plugins::watcher::{self, Watcher};
+use warden_plugins::watcher::{self, Batch, Watcher};
 use warden_runtime::Runtime;
 use warden_runtime::audit::AuditLog;
 use warden_runtime::cache::{self, CodeCache};
@@ -37,6 +39,20 @@ use warden_transport::stdio::StdioTransport;
 pub struct Host {
     pub shared: Arc<Shared>,
     _watcher: Option<Watcher>,
+}
+
+/// The first load of the plugins folders, which `Host::start` prepares and
+/// the caller runs: before listening on HTTP (a replica is not ready until
+/// its plugins are), or beside a stdio session (whose handshake should not
+/// wait for compiling; requests that read the catalog wait for the load).
+pub struct FirstLoad {
+    started: Instant,
+    roots: Vec<PathBuf>,
+    watch: bool,
+    reconciler: Reconciler,
+    loader: Arc<Loader>,
+    catalog: CatalogHandle,
+    batches: Option<mpsc::UnboundedReceiver<Batch>>,
 }
 
 /// What `Host::start` needs.
@@ -59,9 +75,10 @@ pub struct HostConfig {
 }
 
 impl Host {
-    /// Loads every folder (plugins in parallel), then, when watching, keeps
-    /// the catalog in step with the folders.
-    pub async fn start(config: HostConfig) -> Result<Self> {
+    /// Sets up everything but the plugins, which the returned `FirstLoad`
+    /// loads (in parallel); when watching, it then keeps the catalog in step
+    /// with the folders.
+    pub async fn start(config: HostConfig) -> Result<(Self, FirstLoad)> {
         let started = Instant::now();
         let runtime = Runtime::new()?;
         if !runtime.pooling() {
@@ -86,7 +103,7 @@ impl Host {
         } else {
             ListChanges::NONE
         };
-        let catalog = CatalogHandle::default();
+        let catalog = CatalogHandle::loading();
         let notifier = Arc::new(Notifier::new(supported, catalog.clone(), config.subscriptions));
         for root in &config.roots {
             std::fs::read_dir(root).with_context(|| format!("cannot read the plugins folder {}", root.display()))?;
@@ -94,14 +111,71 @@ impl Host {
         let roots: Vec<PathBuf> = config.roots.iter().map(|r| watcher::canonical(r)).collect();
         let loader = Loader::new(runtime.clone(), open_cache(&config.cache), &roots, config.trust.clone());
         // Watch before loading, so nothing that changes meanwhile is missed.
-        let watching = if config.watch {
+        let (watcher, batches) = if config.watch {
             let targets: Vec<_> = roots.iter().map(|r| (r.clone(), RecursiveMode::Recursive)).collect();
-            Some(watcher::watch(&targets, watcher::DEBOUNCE)?)
+            let (watcher, batches) = watcher::watch(&targets, watcher::DEBOUNCE)?;
+            (Some(watcher), Some(batches))
         } else {
-            None
+            (None, None)
         };
-        let mut reconciler = Reconciler::new(roots.clone(), loader.clone(), catalog.clone());
+        let reconciler = Reconciler::new(roots.clone(), loader.clone(), catalog.clone());
+        let tasks = Arc::new(tasks);
+        Tasks::spawn_sweeper(&tasks);
+        let used_states = UsedStates::default();
+        if tasks.is_shared() {
+            used_states.share_with(tasks.clone());
+        }
+        let state_codec = match &config.state_key {
+            Some(path) => warden_mcp::interaction::codec_with_key(warden_mcp::state_key::load(path)?)?,
+            None => warden_mcp::interaction::process_codec()?,
+        };
+        let host = Self {
+            shared: Arc::new(Shared {
+                catalog: catalog.clone(),
+                runtime,
+                audit,
+                notifier,
+                in_flight: InFlight::default(),
+                state_codec,
+                used_states,
+                tasks,
+            }),
+            _watcher: watcher,
+        };
+        let first_load = FirstLoad {
+            started,
+            roots,
+            watch: config.watch,
+            reconciler,
+            loader,
+            catalog,
+            batches,
+        };
+        Ok((host, first_load))
+    }
+
+    /// Serves one MCP client on stdin/stdout until it leaves or a signal
+    /// arrives.
+    pub async fn serve_stdio(&self) -> Result<()> {
+        serve_stdio(self.shared.clone()).await
+    }
+}
+
+impl FirstLoad {
+    /// Loads every folder, marks the catalog loaded, and (when watching)
+    /// hands the reconciler the watcher's batches.
+    pub async fn run(self) -> Result<()> {
+        let Self {
+            started,
+            roots,
+            watch,
+            mut reconciler,
+            loader,
+            catalog,
+            batches,
+        } = self;
         let summary = reconciler.load_all().await?;
+        catalog.mark_loaded();
         let snapshot = catalog.snapshot();
         tracing::info!(
             plugins = snapshot.plugins().len(),
@@ -110,7 +184,7 @@ impl Host {
             compiled = summary.compiled,
             from_cache = summary.from_cache,
             elapsed_ms = started.elapsed().as_millis() as u64,
-            watching = config.watch,
+            watching = watch,
             "loaded {}",
             roots
                 .iter()
@@ -126,39 +200,24 @@ impl Host {
                 Err(error) => tracing::warn!("cannot prune the compiled-code cache: {error:#}"),
             });
         }
-        let watcher = watching.map(|(watcher, batches)| {
+        if let Some(batches) = batches {
             tokio::spawn(reconciler.run(batches));
-            watcher
-        });
-        let tasks = Arc::new(tasks);
-        Tasks::spawn_sweeper(&tasks);
-        let used_states = UsedStates::default();
-        if tasks.is_shared() {
-            used_states.share_with(tasks.clone());
         }
-        let state_codec = match &config.state_key {
-            Some(path) => warden_mcp::interaction::codec_with_key(warden_mcp::state_key::load(path)?)?,
-            None => warden_mcp::interaction::process_codec()?,
-        };
-        Ok(Self {
-            shared: Arc::new(Shared {
-                catalog,
-                runtime,
-                audit,
-                notifier,
-                in_flight: InFlight::default(),
-                state_codec,
-                used_states,
-                tasks,
-            }),
-            _watcher: watcher,
-        })
+        Ok(())
     }
+}
 
-    /// Serves one MCP client on stdin/stdout until it leaves or a signal
-    /// arrives.
-    pub async fn serve_stdio(&self) -> Result<()> {
-        serve_stdio(self.shared.clone()).await
+/// Serves `serving` (a stdio session) while `first_load` runs: a load that
+/// fails ends it with the load's error; a client that leaves first ends it
+/// without waiting for the load.
+pub async fn serve_while_loading(first_load: FirstLoad, serving: impl Future<Output = Result<()>>) -> Result<()> {
+    tokio::pin!(serving);
+    tokio::select! {
+        loaded = first_load.run() => {
+            loaded?;
+            serving.await
+        }
+        served = &mut serving => served,
     }
 }
 
@@ -221,7 +280,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         // Before loading, so the first loads are counted.
         warden_runtime::metrics::serve(addr).await?;
     }
-    let host = Host::start(HostConfig {
+    let (host, first_load) = Host::start(HostConfig {
         roots: vec![args.plugins.clone()],
         watch: !args.no_watch,
         cache: args.cache.clone(),
@@ -235,9 +294,13 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         replica: args.replica_id.clone().unwrap_or_else(replica_name),
     })
     .await?;
+    let Some(options) = http else {
+        return serve_while_loading(first_load, host.serve_stdio()).await;
+    };
+    first_load.run().await?;
     // Lives as long as the server: the policy is reloaded when its file changes.
     let mut _policy_watch = None;
-    if let (Some(oauth), Some(access)) = (http.as_ref().and_then(|options| options.oauth.as_ref()), &args.access) {
+    if let (Some(oauth), Some(access)) = (options.oauth.as_ref(), &args.access) {
         _policy_watch = Some(policy_file::watch(access, oauth.clone())?);
         let unmatched = oauth.policy().unmatched(&host.shared.catalog.snapshot());
         if !unmatched.is_empty() {
@@ -247,21 +310,16 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             );
         }
     }
-    match http {
-        None => host.serve_stdio().await,
-        Some(options) => {
-            if args.stdio {
-                let shared = host.shared.clone();
-                tokio::spawn(async move {
-                    match serve_stdio(shared).await {
-                        Ok(()) => tracing::info!("the stdio client disconnected; still serving HTTP"),
-                        Err(error) => tracing::error!("stdio: {error:#}"),
-                    }
-                });
+    if args.stdio {
+        let shared = host.shared.clone();
+        tokio::spawn(async move {
+            match serve_stdio(shared).await {
+                Ok(()) => tracing::info!("the stdio client disconnected; still serving HTTP"),
+                Err(error) => tracing::error!("stdio: {error:#}"),
             }
-            http::serve(host.shared.clone(), options, shutdown_signal()).await
-        }
+        });
     }
+    http::serve(host.shared.clone(), options, shutdown_signal()).await
 }
 
 /// OAuth mode's settings, checked, and the authorization server's metadata

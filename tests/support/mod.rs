@@ -355,6 +355,14 @@ pub async fn connect(command: tokio::process::Command, era: Era, stderr: tempfil
     if era == Era::Stateless {
         server.listen_for_list_changes().await;
     }
+    // The handshake is answered while plugins load; a list waits for the
+    // first load, so a test starts from a loaded server, as before.
+    if let Err(error) = server.client.list_all_tools().await {
+        panic!(
+            "the first tools/list failed ({era:?}): {error}\nserver log:\n{}",
+            std::fs::read_to_string(server.stderr.path()).unwrap()
+        );
+    }
     server
 }
 

@@ -109,7 +109,7 @@ impl ServerHandler for WardenServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         let (tools, next) = lists::page(catalog.tools(), request.as_ref(), &context, |t| t.decl().tool.clone())?;
         let mut result = cache_hints!(ListToolsResult::with_all_items(tools), &context);
         result.next_cursor = next;
@@ -121,7 +121,7 @@ impl ServerHandler for WardenServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         let (resources, next) = lists::page(catalog.resources(), request.as_ref(), &context, |r| {
             r.decl().resource.clone()
         })?;
@@ -135,7 +135,7 @@ impl ServerHandler for WardenServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         let (templates, next) = lists::page(catalog.templates(), request.as_ref(), &context, |t| {
             t.decl().template.clone()
         })?;
@@ -149,7 +149,7 @@ impl ServerHandler for WardenServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         let (prompts, next) = lists::page(catalog.prompts(), request.as_ref(), &context, |p| {
             p.decl().prompt.clone()
         })?;
@@ -163,7 +163,7 @@ impl ServerHandler for WardenServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         let uri = request.uri;
         let Some((plugin, read)) = resolve::read(&catalog, &uri) else {
             errors::unknown_target(InvocationKind::ResourceRead);
@@ -230,7 +230,7 @@ impl ServerHandler for WardenServer {
         if is_2026(&context) {
             return Err(McpError::method_not_found::<SubscribeRequestMethod>());
         }
-        self.subscribe_session(&request, &context)
+        self.subscribe_session(&request, &context).await
     }
 
     async fn unsubscribe(
@@ -250,7 +250,7 @@ impl ServerHandler for WardenServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         let Some((entry, prompt)) = resolve::prompt(&catalog, &request.name, InvocationKind::PromptGet) else {
             return Err(errors::unknown_prompt(&request.name));
         };
@@ -337,7 +337,7 @@ impl ServerHandler for WardenServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         let (plugin, reference, completed, what) = match &request.r#ref {
             Reference::Prompt(prompt) => {
                 let Some((entry, completed)) = resolve::prompt(&catalog, &prompt.name, InvocationKind::Completion)
@@ -421,7 +421,7 @@ impl ServerHandler for WardenServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         let Some((entry, tool)) = resolve::tool(&catalog, &request.name) else {
             return Err(errors::unknown_tool(&request.name));
         };

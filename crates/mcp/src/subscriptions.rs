@@ -54,7 +54,7 @@ impl WardenServer {
         let accepted = context.accepted().clone();
         let subscriber = principal(context.request_context());
         let mut subscribed = accepted.resource_subscriptions.clone().unwrap_or_default();
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         subscribed.retain(|uri| access::may_subscribe(subscriber.as_ref().map(|p| &p.grant), &catalog, uri));
         drop(catalog);
         loop {
@@ -109,14 +109,14 @@ impl WardenServer {
     }
 
     /// A 2025-11-25 `resources/subscribe`.
-    pub(crate) fn subscribe_session(
+    pub(crate) async fn subscribe_session(
         &self,
         request: &SubscribeRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let limits = self.shared.notifier.limits();
         limits.check_uri(&request.uri)?;
-        let catalog = self.shared.catalog.snapshot();
+        let catalog = self.shared.catalog.loaded().await;
         let subscriber = principal(context);
         // Unknown and ungranted are one answer: a subscription must not tell
         // a principal which URIs the plugins it may not use serve.

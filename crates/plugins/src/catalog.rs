@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 use crate::declarations::{PromptDecl, ResourceDecl, TemplateDecl, ToolDecl};
 use crate::load_error::LoadError;
@@ -292,10 +292,17 @@ const SWAP_BACKLOG: usize = 16;
 /// The shared, swappable current catalog. Each swap is published to
 /// subscribers (the MCP layer's notification tasks) and never waits for
 /// them: events go up, never calls.
+///
+/// A handle made by [`CatalogHandle::loading`] is not *loaded* until
+/// [`CatalogHandle::mark_loaded`]: requests that read the catalog wait in
+/// [`CatalogHandle::loaded`] for the first complete load, so a client can
+/// finish its handshake while large plugins compile (an official client gives
+/// up on `server/discover` after 10 s) and still never sees a partial list.
 #[derive(Clone)]
 pub struct CatalogHandle {
     current: Arc<ArcSwap<Catalog>>,
     swaps: broadcast::Sender<Arc<Swap>>,
+    loaded: watch::Sender<bool>,
 }
 
 impl Default for CatalogHandle {
@@ -305,24 +312,52 @@ impl Default for CatalogHandle {
 }
 
 impl CatalogHandle {
+    /// A handle holding `catalog`, loaded.
     pub fn new(catalog: Catalog) -> Self {
+        let handle = Self::loading();
+        handle.current.store(Arc::new(catalog));
+        handle.mark_loaded();
+        handle
+    }
+
+    /// An empty handle whose first load has not finished.
+    pub fn loading() -> Self {
         Self {
-            current: Arc::new(ArcSwap::from_pointee(catalog)),
+            current: Arc::new(ArcSwap::from_pointee(Catalog::default())),
             swaps: broadcast::channel(SWAP_BACKLOG).0,
+            loaded: watch::channel(false).0,
         }
     }
 
-    /// The snapshot to use for one request.
+    /// The first load is complete: [`CatalogHandle::loaded`] stops waiting.
+    pub fn mark_loaded(&self) {
+        self.loaded.send_replace(true);
+    }
+
+    /// The snapshot to use for one request, as it is now (empty while the
+    /// first load runs).
     pub fn snapshot(&self) -> Arc<Catalog> {
         self.current.load_full()
     }
 
+    /// The snapshot to use for one request, once the first load is complete.
+    pub async fn loaded(&self) -> Arc<Catalog> {
+        let mut loaded = self.loaded.subscribe();
+        // The sender lives in `self`, so waiting cannot fail.
+        let _ = loaded.wait_for(|done| *done).await;
+        self.snapshot()
+    }
+
     /// Swaps `catalog` in and publishes what changed; returns the swap.
+    /// Swaps of the first load are not published: no client has seen a list
+    /// before it (`loaded` waits for it), so nothing has changed for anyone.
     pub fn replace(&self, catalog: Arc<Catalog>) -> Arc<Swap> {
         let before = self.current.swap(catalog.clone());
         let swap = Arc::new(Swap::new(before, catalog));
-        // No subscriber is not an error.
-        let _ = self.swaps.send(swap.clone());
+        if *self.loaded.borrow() {
+            // No subscriber is not an error.
+            let _ = self.swaps.send(swap.clone());
+        }
         swap
     }
 
