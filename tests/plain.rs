@@ -65,6 +65,7 @@ const PLAIN_DOCS_TOOLS: &[&str] = &[
     "stats_count",
     "stats_mean",
     "text_length",
+    "text_pad",
     "text_reverse",
 ];
 
@@ -96,7 +97,55 @@ const PLAIN_DOCS_DOCUMENTED: &[(&str, &str, &str)] = &[
         "How many characters (Unicode scalar values) the text has.",
         "length(text: string) -> u32",
     ),
+    (
+        "text_pad",
+        "Pads the text to at least a width.",
+        "pad(text: string, how: padding) -> string",
+    ),
 ];
+
+/// `text_pad`'s input schema: `how` (a `padding` record) described by its type's doc
+/// comment, `width` and `fill` by theirs, `side` (no doc comment of its own) by its enum
+/// type's; `described` false for a component without docs, whose schema is the same
+/// without descriptions.
+fn text_pad_input(described: bool) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "text": {"type": "string"},
+            "how": {
+                "description": "How `pad` pads a text.",
+                "type": "object",
+                "properties": {
+                    "width": {
+                        "description": "The width to pad to, in characters.",
+                        "type": "integer", "minimum": 0, "maximum": u32::MAX,
+                    },
+                    "side": {
+                        "description": "Which end of the text the fill goes on.",
+                        "type": "string", "enum": ["left", "right"],
+                    },
+                    "fill": {
+                        "description": "The fill character; a space when absent.",
+                        "anyOf": [{"type": "string", "minLength": 1, "maxLength": 1}, {"type": "null"}],
+                    },
+                },
+                "required": ["width", "side"],
+                "additionalProperties": false,
+            },
+        },
+        "required": ["text", "how"],
+        "additionalProperties": false,
+    });
+    if !described {
+        let how = &mut schema["properties"]["how"];
+        how.as_object_mut().unwrap().remove("description");
+        for field in ["width", "side", "fill"] {
+            how["properties"][field].as_object_mut().unwrap().remove("description");
+        }
+    }
+    schema
+}
 
 /// The undocumented functions of `plain-docs`: tool, signature.
 const PLAIN_DOCS_UNDOCUMENTED: &[(&str, &str)] = &[
@@ -841,6 +890,24 @@ async fn call_plain_docs(server: &Server) {
     );
     assert_eq!(value(server, "text_length", json!({"text": "héllo 🌍"})).await, 7);
     assert_eq!(
+        string_result(
+            server,
+            "text_pad",
+            json!({"text": "7", "how": {"width": 3, "side": "left", "fill": "0"}})
+        )
+        .await,
+        "007"
+    );
+    assert_eq!(
+        string_result(
+            server,
+            "text_pad",
+            json!({"text": "ab", "how": {"width": 4, "side": "right"}})
+        )
+        .await,
+        "ab  "
+    );
+    assert_eq!(
         value(server, "stats_mean", json!({"values": [1.5, 2.5, "Infinity"]})).await,
         "Infinity"
     );
@@ -870,6 +937,7 @@ async fn plain_docs_tools_are_named_by_interface_and_described_by_signature_with
     assert_object_of(&input(&tools, "add"), &["a", "b"], &["a", "b"]);
     assert_integer(&input(&tools, "add"), "a", json!(i64::MIN), json!(i64::MAX));
     assert_object_of(&input(&tools, "text_reverse"), &["text"], &["text"]);
+    assert_eq!(input(&tools, "text_pad"), text_pad_input(false));
     assert!(output(&tools, "text_length").is_some());
     call_plain_docs(&server).await;
     server.stop().await;
@@ -896,8 +964,38 @@ async fn embedded_package_docs_become_the_descriptions() {
     for (name, signature) in PLAIN_DOCS_UNDOCUMENTED {
         assert_eq!(description(&tools, name), *signature, "{name}");
     }
+    assert_eq!(input(&tools, "text_pad"), text_pad_input(true));
     call_plain_docs(&server).await;
     server.stop().await;
+}
+
+#[tokio::test]
+async fn a_doc_comment_too_large_for_its_schema_skips_that_function_only() {
+    // Hostile docs: the `padding` record's doc comment is 300 KiB, which `text_pad`'s
+    // input schema would carry past the 256 KiB one derived text may take. The doc
+    // comment is counted before it is copied, that one function is not served (the log
+    // says why), and the other functions are, with their docs.
+    let wit = tempfile::tempdir().unwrap();
+    let source = std::fs::read_to_string(xtask::repo_root().join("tests/plugins/plain-docs/wit/world.wit")).unwrap();
+    let huge = format!("/// {}\n    record padding {{", "x".repeat(300 << 10));
+    let hostile = source.replace("/// How `pad` pads a text.\n    record padding {", &huge);
+    assert_ne!(hostile, source);
+    std::fs::write(wit.path().join("world.wit"), hostile).unwrap();
+    let component = std::fs::read(support::guest("plain-docs")).unwrap();
+    let documented = warden_plugins::plain::docs::embed(&component, wit.path(), None).unwrap();
+    let dir = PluginDir::new();
+    dir.write("plain-docs.wasm", documented);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    let tools = tools(&server).await;
+    let served: Vec<&str> = PLAIN_DOCS_TOOLS.iter().copied().filter(|t| *t != "text_pad").collect();
+    assert_eq!(names(&tools), served);
+    assert_eq!(
+        description(&tools, "text_reverse"),
+        "The characters of the text in reverse order."
+    );
+    let log = server.stop().await;
+    let skipped = lines_with(&log, &["pad", "is not served as a tool", "input schema", "256 KiB"]);
+    assert_eq!(skipped.len(), 1, "{log}");
 }
 
 #[tokio::test]
@@ -1135,7 +1233,7 @@ async fn embed_docs_writes_the_doc_comments_and_replaces_earlier_ones() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
-        assert!(stderr.contains("5 function(s) documented"), "{stderr}");
+        assert!(stderr.contains("6 function(s) documented"), "{stderr}");
         assert!(out.stdout.is_empty());
     }
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;

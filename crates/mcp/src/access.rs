@@ -144,17 +144,7 @@ const MAX_POLICY_BYTES: u64 = 1 << 20;
 
 impl AccessPolicy {
     pub fn load(path: &Path) -> Result<Self> {
-        let size = std::fs::metadata(path)
-            .with_context(|| format!("cannot read the access policy {}", path.display()))?
-            .len();
-        if size > MAX_POLICY_BYTES {
-            bail!(
-                "the access policy {} is {size} bytes; at most {MAX_POLICY_BYTES} are read",
-                path.display()
-            );
-        }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the access policy {}", path.display()))?;
+        let text = warden_runtime::bounded_file::read_text(path, MAX_POLICY_BYTES, "the access policy")?;
         Self::parse(&text).with_context(|| format!("in the access policy {}", path.display()))
     }
 

@@ -17,8 +17,9 @@ use crate::plain::{self, PlainExports, Skipped};
 use crate::plugin::Plugin;
 use crate::{declaration_limits, declarations};
 use warden_origin::Trust;
+use warden_runtime::bounded_file;
 use warden_runtime::cache::{CodeCache, CodeOrigin};
-use warden_runtime::component_shape::ComponentShape;
+use warden_runtime::component_shape::{ComponentShape, MAX_COMPONENT_BYTES};
 use warden_runtime::contract::{self, Exports};
 use warden_runtime::grants::{ProtectedFolders, check_mount_layout};
 use warden_runtime::manifest::Manifest;
@@ -101,7 +102,9 @@ pub fn discover_all(dir: &Path) -> Result<Discovered> {
                 sources.push(PluginSource {
                     stem,
                     component: path.clone(),
-                    manifest: manifest.is_file().then_some(manifest),
+                    // Anything by that name is its manifest: one that is not a
+                    // regular file is refused, never ignored (it may lower limits).
+                    manifest: manifest.exists().then_some(manifest),
                     folder: None,
                 });
             }
@@ -251,7 +254,7 @@ impl Loader {
         naming::check_plugin_name(&name).context(
             "the plugin name comes from the file name; rename the file or set `[plugin] name` in its manifest",
         )?;
-        let bytes = std::fs::read(&source.component).context("cannot read the component")?;
+        let bytes = bounded_file::read_named(&source.component, MAX_COMPONENT_BYTES, "the component")?;
         let sha256 = hex::encode(Sha256::digest(&bytes));
         if let Some(pin) = &manifest.sha256
             && *pin != sha256

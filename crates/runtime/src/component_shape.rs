@@ -15,6 +15,10 @@ use wasmparser::{
     Instance, Parser, Payload,
 };
 
+/// The largest component file read: the host holds it whole while it
+/// compiles it (measured: an 18 MiB componentize-py component, 12 MiB
+/// componentize-js).
+pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
 /// Core module instances one component may create (wasmtime's
 /// `max_core_instances_per_component`).
 pub const MAX_CORE_INSTANCES: u32 = 128;

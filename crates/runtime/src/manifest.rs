@@ -172,11 +172,14 @@ struct RawLimits {
     handles: Option<u32>,
 }
 
+/// The largest manifest read: grants and limits, not data.
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
 impl Manifest {
     /// Reads and validates the manifest at `path`. Errors name the file and
     /// the key.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read manifest {}", path.display()))?;
+        let text = crate::bounded_file::read_text(path, MAX_MANIFEST_BYTES, "the manifest")?;
         Self::parse(&text).with_context(|| format!("invalid manifest {}", path.display()))
     }
 

@@ -27,6 +27,7 @@ use wit_parser::{
 };
 
 use super::budget::{OverBudget, Text};
+use super::wit_shape::{Shape, documented};
 
 /// Warden's section for the docs of the component's other packages (see the
 /// module's documentation).
@@ -105,6 +106,21 @@ impl Docs {
         Ok(true)
     }
 
+    /// The WIT types of `function`'s parameters (by name) and of its result,
+    /// for the descriptions in its schemas; `None` when the docs do not know
+    /// the function.
+    pub fn shapes(&self, interface: Option<&str>, function: &str) -> Option<FunctionShapes<'_>> {
+        let function = self.find(interface, function)?;
+        Some(FunctionShapes {
+            params: function
+                .params
+                .iter()
+                .map(|param| (param.name.as_str(), Shape::new(&self.resolve, param.ty)))
+                .collect(),
+            result: function.result.map(|ty| Shape::new(&self.resolve, ty)),
+        })
+    }
+
     /// The doc comment of `function` (in the exported `interface`, if any).
     pub fn function(&self, interface: Option<&str>, function: &str) -> Option<&str> {
         documented(&self.find(interface, function)?.docs)
@@ -126,6 +142,19 @@ impl Docs {
                 WorldItem::Type { .. } => 0,
             })
             .sum()
+    }
+}
+
+/// A function's parameter and result types in the component's WIT.
+pub struct FunctionShapes<'r> {
+    params: Vec<(&'r str, Shape<'r>)>,
+    pub result: Option<Shape<'r>>,
+}
+
+impl<'r> FunctionShapes<'r> {
+    /// The type of the parameter `name`.
+    pub fn param(&self, name: &str) -> Option<Shape<'r>> {
+        self.params.iter().find(|(n, _)| *n == name).map(|(_, shape)| *shape)
     }
 }
 
@@ -245,11 +274,6 @@ fn type_name(resolve: &Resolve, ty: &Type, depth: usize, out: &mut Text) -> Resu
         TypeDefKind::Type(ty) => inner(ty, out),
         other => out.push(other.as_str()),
     }
-}
-
-fn documented(docs: &wit_parser::Docs) -> Option<&str> {
-    let text = docs.contents.as_deref()?.trim();
-    (!text.is_empty()).then_some(text)
 }
 
 /// The top-level custom sections of `component` named `name`: their

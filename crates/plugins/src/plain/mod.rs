@@ -9,6 +9,7 @@ pub mod budget;
 pub mod docs;
 pub mod schema;
 pub mod values;
+pub mod wit_shape;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -18,7 +19,7 @@ use wasmtime::component::{Component, ComponentExportIndex, Val};
 
 use budget::{LoadBudget, OverBudget, Text};
 use docs::Docs;
-use schema::Refusal;
+use schema::{Property, Refusal};
 use warden_runtime::contract::{Structured, ToolResult, types};
 use warden_runtime::naming;
 
@@ -213,15 +214,18 @@ fn declare(
         budget.spend(param.len(), 1)?;
         params.push((param.to_string(), ty));
     }
+    let shapes = docs.shapes(interface, function);
     let mut input = Text::new(budget, "input schema");
     schema::object(
         &mut input,
         || {
-            params
-                .iter()
-                .map(|(name, ty)| (name.as_str(), ty.clone(), !matches!(ty, Type::Option(_))))
+            params.iter().map(|(name, ty)| {
+                let shape = shapes.as_ref().and_then(|s| s.param(name));
+                Property::new(name.as_str(), ty.clone(), shape)
+            })
         },
         Some("parameter"),
+        None,
         0,
     )?;
     let results: Vec<Type> = func.results().collect();
@@ -235,21 +239,29 @@ fn declare(
         }
     };
     // A top-level `result<T, E>` is success or a tool error: the output is `T`.
-    let output = match &result {
-        Some(Type::Result(outcome)) => outcome.ok(),
-        other => other.clone(),
+    let result_shape = shapes.as_ref().and_then(|s| s.result);
+    let (output, output_shape, error_shape) = match &result {
+        Some(Type::Result(outcome)) => {
+            let (ok, err) = result_shape.and_then(|s| s.outcome()).unzip();
+            (outcome.ok(), ok.flatten(), err.flatten())
+        }
+        other => (other.clone(), result_shape, None),
     };
     if let Some(Type::Result(outcome)) = &result
         && let Some(err) = outcome.err()
     {
         // Only to know the error can cross; the text is not kept (but counted).
         let mut error = Text::new(budget, "error type's schema");
-        schema::schema(&err, &mut error).map_err(|refusal| refusal.at("its error"))?;
+        schema::schema(&err, error_shape, &mut error).map_err(|refusal| refusal.at("its error"))?;
     }
     let output_schema = output
         .map(|ty| {
             let mut output = Text::new(budget, "output schema");
-            schema::object(&mut output, || std::iter::once(("result", ty.clone(), true)), None, 0)
+            let result = Property {
+                required: true,
+                ..Property::new("result", ty.clone(), output_shape)
+            };
+            schema::object(&mut output, || std::iter::once(result.clone()), None, None, 0)
                 .map_err(|refusal| refusal.at("its result"))?;
             Ok::<_, Refusal>(output.finish())
         })

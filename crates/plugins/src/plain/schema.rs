@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use wasmtime::component::types::Type;
 
 use super::budget::{OverBudget, Text};
+use super::wit_shape::Shape;
 
 /// Types nested deeper than this are not exposed: a JSON value that deep
 /// would be refused by most parsers anyway, and it bounds the host's
@@ -61,55 +62,105 @@ fn unsupported<T>(why: &str) -> Result<T, Refusal> {
     Err(Refusal::Unsupported(why.to_string()))
 }
 
-/// Writes the JSON Schema of values of `ty` to `out`. Every piece is counted
-/// against the budget before it is written, so a type that uses one large
-/// type many times is refused before the host holds its expansion.
-pub fn schema(ty: &Type, out: &mut Text) -> Result<(), Refusal> {
-    schema_at(ty, 0, out)
+/// One property of an object schema: a record's field, a function's
+/// parameter, a case's payload. `shape` is its type in the component's WIT,
+/// when that can be read; `description` its own doc comment (a field's).
+#[derive(Clone)]
+pub struct Property<'t, 'r> {
+    pub name: &'t str,
+    pub ty: Type,
+    pub required: bool,
+    pub shape: Option<Shape<'r>>,
+    pub description: Option<&'r str>,
 }
 
-/// A closed object schema of `fields` (name, type, required), each field's
-/// schema written by `schema`. The input schema of a function is one, with
-/// its parameters as fields; `kind` names them in a refusal (`parameter`).
-pub fn object<'t, I: Iterator<Item = (&'t str, Type, bool)>>(
+impl<'t, 'r> Property<'t, 'r> {
+    /// A property that is required unless its type is an `option`.
+    pub fn new(name: &'t str, ty: Type, shape: Option<Shape<'r>>) -> Self {
+        Self {
+            name,
+            required: !matches!(ty, Type::Option(_)),
+            ty,
+            shape,
+            description: None,
+        }
+    }
+}
+
+/// Writes the JSON Schema of values of `ty` (of WIT type `shape`, when known)
+/// to `out`. Every piece is counted against the budget before it is
+/// written, so a type that uses one large type many times is refused before
+/// the host holds its expansion.
+pub fn schema(ty: &Type, shape: Option<Shape<'_>>, out: &mut Text) -> Result<(), Refusal> {
+    schema_at(ty, shape, None, 0, out)
+}
+
+/// A closed object schema of `properties`, each one's schema written by
+/// `schema`, with its doc comment (or its named type's) as its
+/// description. The input schema of a function is one, with its parameters
+/// as properties; `kind` names them in a refusal (`parameter`).
+pub fn object<'t, 'r, I: Iterator<Item = Property<'t, 'r>>>(
     out: &mut Text,
-    fields: impl Fn() -> I,
+    properties: impl Fn() -> I,
     kind: Option<&str>,
+    description: Option<&str>,
     depth: usize,
 ) -> Result<(), Refusal> {
     // The object, "object", its properties, `required`, `false`, and each required name.
-    let required = fields().filter(|(_, _, required)| *required).count();
+    let required = properties().filter(|p| p.required).count();
     out.values(5 + required)?;
-    out.push(r#"{"type":"object","properties":{"#)?;
-    for (n, (name, ty, _)) in fields().enumerate() {
+    open(out, description, r#""type":"object","properties":{"#)?;
+    for (n, property) in properties().enumerate() {
         if n > 0 {
             out.push(",")?;
         }
-        out.json_string(name)?;
+        out.json_string(property.name)?;
         out.push(":")?;
-        schema_at(&ty, depth, out).map_err(|refusal| match kind {
-            Some(kind) => refusal.at(&format!("{kind} `{name}`")),
+        schema_at(&property.ty, property.shape, property.description, depth, out).map_err(|refusal| match kind {
+            Some(kind) => refusal.at(&format!("{kind} `{}`", property.name)),
             None => refusal,
         })?;
     }
     out.push(r#"},"required":["#)?;
-    for (n, (name, _, _)) in fields().filter(|(_, _, required)| *required).enumerate() {
+    for (n, property) in properties().filter(|p| p.required).enumerate() {
         if n > 0 {
             out.push(",")?;
         }
-        out.json_string(name)?;
+        out.json_string(property.name)?;
     }
     out.push(r#"],"additionalProperties":false}"#)?;
     Ok(())
 }
 
-fn schema_at(ty: &Type, depth: usize, out: &mut Text) -> Result<(), Refusal> {
+/// Opens a schema object: `{`, its `description` when it has one, then the
+/// members `rest` starts with.
+fn open(out: &mut Text, description: Option<&str>, rest: &str) -> Result<(), OverBudget> {
+    out.push("{")?;
+    if let Some(description) = description {
+        out.values(1)?;
+        out.push(r#""description":"#)?;
+        out.json_string(description)?;
+        out.push(",")?;
+    }
+    out.push(rest)
+}
+
+fn schema_at(
+    ty: &Type,
+    shape: Option<Shape<'_>>,
+    description: Option<&str>,
+    depth: usize,
+    out: &mut Text,
+) -> Result<(), Refusal> {
     if depth > MAX_DEPTH {
         return Err(Refusal::Unsupported(format!(
             "its types are nested more than {MAX_DEPTH} levels deep"
         )));
     }
     let below = depth + 1;
+    // A field's own doc comment first, else its named type's.
+    let description = description.or_else(|| shape.and_then(|s| s.docs()));
+    let leaf = |out: &mut Text, schema: Value| leaf(out, schema, description);
     match ty {
         Type::Bool => leaf(out, json!({"type": "boolean"})),
         Type::U8 => leaf(out, integer(u8::MIN, u8::MAX)),
@@ -133,94 +184,122 @@ fn schema_at(ty: &Type, depth: usize, out: &mut Text) -> Result<(), Refusal> {
             Type::U8 => leaf(out, json!({"type": "string", "contentEncoding": "base64"})),
             element => {
                 out.values(2)?;
-                out.push(r#"{"type":"array","items":"#)?;
-                schema_at(&element, below, out)?;
+                open(out, description, r#""type":"array","items":"#)?;
+                schema_at(&element, shape.and_then(|s| s.element()), None, below, out)?;
                 Ok(out.push("}")?)
             }
         },
         Type::FixedLengthList(list) => {
             out.values(4)?;
-            out.push(r#"{"type":"array","items":"#)?;
-            schema_at(&list.ty(), below, out)?;
+            open(out, description, r#""type":"array","items":"#)?;
+            schema_at(&list.ty(), shape.and_then(|s| s.element()), None, below, out)?;
             let len = list.len();
             Ok(out.push(&format!(r#","minItems":{len},"maxItems":{len}}}"#))?)
         }
-        Type::Map(map) => match map.key() {
-            Type::String => {
-                out.values(2)?;
-                out.push(r#"{"type":"object","additionalProperties":"#)?;
-                schema_at(&map.value(), below, out)?;
-                Ok(out.push("}")?)
+        Type::Map(map) => {
+            let (key_shape, value_shape) = shape.and_then(|s| s.map()).unzip();
+            match map.key() {
+                Type::String => {
+                    out.values(2)?;
+                    open(out, description, r#""type":"object","additionalProperties":"#)?;
+                    schema_at(&map.value(), value_shape, None, below, out)?;
+                    Ok(out.push("}")?)
+                }
+                key => {
+                    out.values(7)?;
+                    open(
+                        out,
+                        description,
+                        r#""type":"array","items":{"type":"array","prefixItems":["#,
+                    )?;
+                    schema_at(&key, key_shape, None, below, out)?;
+                    out.push(",")?;
+                    schema_at(&map.value(), value_shape, None, below, out)?;
+                    Ok(out.push(r#"],"minItems":2,"maxItems":2}}"#)?)
+                }
             }
-            key => {
-                out.values(7)?;
-                out.push(r#"{"type":"array","items":{"type":"array","prefixItems":["#)?;
-                schema_at(&key, below, out)?;
-                out.push(",")?;
-                schema_at(&map.value(), below, out)?;
-                Ok(out.push(r#"],"minItems":2,"maxItems":2}}"#)?)
-            }
-        },
+        }
         Type::Record(record) => object(
             out,
             || {
-                record
-                    .fields()
-                    .map(|field| (field.name, field.ty.clone(), !matches!(field.ty, Type::Option(_))))
+                record.fields().map(|field| {
+                    let (docs, field_shape) = shape.and_then(|s| s.field(field.name)).unzip();
+                    Property {
+                        description: docs.flatten(),
+                        ..Property::new(field.name, field.ty.clone(), field_shape)
+                    }
+                })
             },
             None,
+            description,
             below,
         ),
         Type::Tuple(tuple) => {
             out.values(5)?;
-            out.push(r#"{"type":"array","prefixItems":["#)?;
+            open(out, description, r#""type":"array","prefixItems":["#)?;
             for (n, ty) in tuple.types().enumerate() {
                 if n > 0 {
                     out.push(",")?;
                 }
-                schema_at(&ty, below, out)?;
+                schema_at(&ty, shape.and_then(|s| s.item(n)), None, below, out)?;
             }
             let len = tuple.types().len();
             Ok(out.push(&format!(r#"],"minItems":{len},"maxItems":{len}}}"#))?)
         }
         Type::Variant(variant) => {
             out.values(2)?;
-            out.push(r#"{"oneOf":["#)?;
+            open(out, description, r#""oneOf":["#)?;
             for (n, case) in variant.cases().enumerate() {
                 if n > 0 {
                     out.push(",")?;
                 }
-                case_schema(case.name, case.ty.as_ref(), below, out)?;
+                let (docs, payload) = shape.and_then(|s| s.case(case.name)).unzip();
+                case_schema(
+                    case.name,
+                    case.ty.as_ref(),
+                    payload.flatten(),
+                    docs.flatten(),
+                    below,
+                    out,
+                )?;
             }
             Ok(out.push("]}")?)
         }
         Type::Result(result) => {
+            let (ok, err) = shape.and_then(|s| s.outcome()).unzip();
             out.values(2)?;
-            out.push(r#"{"oneOf":["#)?;
-            case_schema("ok", result.ok().as_ref(), below, out)?;
+            open(out, description, r#""oneOf":["#)?;
+            case_schema("ok", result.ok().as_ref(), ok.flatten(), None, below, out)?;
             out.push(",")?;
-            case_schema("err", result.err().as_ref(), below, out)?;
+            case_schema("err", result.err().as_ref(), err.flatten(), None, below, out)?;
             Ok(out.push("]}")?)
         }
         Type::Enum(cases) => {
             out.values(3)?;
-            out.push(r#"{"type":"string","enum":["#)?;
+            open(out, description, r#""type":"string","enum":["#)?;
             names(out, cases.names())?;
             Ok(out.push("]}")?)
         }
         Type::Flags(flags) => {
             out.values(6)?;
-            out.push(r#"{"type":"array","items":{"type":"string","enum":["#)?;
+            open(out, description, r#""type":"array","items":{"type":"string","enum":["#)?;
             names(out, flags.names())?;
             Ok(out.push(r#"]},"uniqueItems":true}"#)?)
         }
         Type::Option(option) => {
             out.values(4)?;
-            out.push(r#"{"anyOf":["#)?;
+            open(out, description, r#""anyOf":["#)?;
+            let some_shape = shape.and_then(|s| s.some());
             match option.ty() {
                 // `{"some": v}`, so that `null` stays unambiguous.
-                some @ Type::Option(_) => object(out, || std::iter::once(("some", some.clone(), true)), None, below)?,
-                some => schema_at(&some, below, out)?,
+                some @ Type::Option(_) => object(
+                    out,
+                    || std::iter::once(Property::new("some", some.clone(), some_shape)),
+                    None,
+                    None,
+                    below,
+                )?,
+                some => schema_at(&some, some_shape, None, below, out)?,
             }
             Ok(out.push(r#",{"type":"null"}]}"#)?)
         }
@@ -231,10 +310,13 @@ fn schema_at(ty: &Type, depth: usize, out: &mut Text) -> Result<(), Refusal> {
     }
 }
 
-/// A schema with no types below it: small and of fixed size.
-fn leaf(out: &mut Text, schema: Value) -> Result<(), Refusal> {
+/// A schema with no types below it: small and of fixed size (but for its
+/// description).
+fn leaf(out: &mut Text, schema: Value, description: Option<&str>) -> Result<(), Refusal> {
     out.values(values_in(&schema))?;
-    Ok(out.push(&schema.to_string())?)
+    let text = schema.to_string();
+    // Every leaf schema is an object: its members follow the brace.
+    Ok(open(out, description, &text[1..])?)
 }
 
 /// JSON values in `value`, as `schema_budget` counts them.
@@ -272,16 +354,35 @@ fn float(bound: Option<f64>) -> Value {
     json!({"anyOf": [number, {"type": "string", "enum": [NAN, INFINITY, NEG_INFINITY]}]})
 }
 
-/// A variant-like case: `{"const": name}` without payload, `{name: payload}` with one.
-fn case_schema(name: &str, payload: Option<&Type>, depth: usize, out: &mut Text) -> Result<(), Refusal> {
+/// A variant-like case: `{"const": name}` without payload, `{name: payload}`
+/// with one; the case's doc comment as its description.
+fn case_schema(
+    name: &str,
+    payload: Option<&Type>,
+    shape: Option<Shape<'_>>,
+    description: Option<&str>,
+    depth: usize,
+    out: &mut Text,
+) -> Result<(), Refusal> {
     match payload {
         None => {
             out.values(2)?;
-            out.push(r#"{"const":"#)?;
+            open(out, description, r#""const":"#)?;
             out.json_string(name)?;
             Ok(out.push("}")?)
         }
-        Some(ty) => object(out, || std::iter::once((name, ty.clone(), true)), None, depth),
+        Some(ty) => object(
+            out,
+            || {
+                std::iter::once(Property {
+                    required: true,
+                    ..Property::new(name, ty.clone(), shape)
+                })
+            },
+            None,
+            description,
+            depth,
+        ),
     }
 }
 

@@ -2,12 +2,12 @@
 //! from Warden's environment, or `{ file = "/path" }` from a file, each
 //! read when the plugin loads (and again at every reload).
 
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
 
 use super::{MIN_REDACTED_BYTES, Secret, Setting, Source};
+use crate::bounded_file::{self, ReadError};
 
 /// The largest file a secret is read from. A key, a token or a PEM
 /// certificate is far smaller; anything larger is a mistake in the path
@@ -85,30 +85,15 @@ fn from_file(path: &Path) -> Result<Secret> {
     if !path.is_absolute() {
         bail!("the path must be absolute (a Kubernetes Secret is mounted at a path such as /run/secrets/NAME)");
     }
-    // Before opening it: opening a FIFO would wait for a writer.
-    let metadata = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if !metadata.is_file() {
-        bail!("{} is not a regular file", path.display());
-    }
-    let too_large = || {
-        anyhow!(
+    let bytes = bounded_file::read(path, MAX_FILE_BYTES).map_err(|error| match error {
+        ReadError::Io(error) => anyhow!("cannot read {}: {error}", path.display()),
+        ReadError::NotRegular => anyhow!("{} is not a regular file", path.display()),
+        ReadError::TooLarge { .. } => anyhow!(
             "{} is larger than {} KiB, the most a secret file may hold; check the path",
             path.display(),
             MAX_FILE_BYTES >> 10
-        )
-    };
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut bytes = Vec::new();
-    // Bounded again while reading: the file may have grown since.
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
+        ),
+    })?;
     let mut text =
         String::from_utf8(bytes).map_err(|_| anyhow!("{} is not UTF-8 text (a plugin gets text)", path.display()))?;
     if text.ends_with('\n') {

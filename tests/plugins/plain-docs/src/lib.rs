@@ -1,8 +1,9 @@
 //! A plain component with doc comments on some of its functions: at world level
 //! (`greet`, documented; `add`, not), in two exported interfaces of its package, `math` and
-//! `text`, and in `stats`, an interface defined inline in the world. The toolchain does not
-//! put the doc comments in the component (wit-bindgen 0.61, wasm-component-ld); the tests
-//! add the `package-docs` and `warden:package-docs` sections to it.
+//! `text` (with a record, its fields and an enum documented), and in `stats`, an interface
+//! defined inline in the world. The toolchain does not put the doc comments in the
+//! component (wit-bindgen 0.61, wasm-component-ld); the tests add the `package-docs` and
+//! `warden:package-docs` sections to it.
 
 wit_bindgen::generate!({
     path: "wit",
@@ -41,6 +42,15 @@ impl text::Guest for PlainDocs {
 
     fn length(text: String) -> u32 {
         text.chars().count() as u32
+    }
+
+    fn pad(text: String, how: text::Padding) -> String {
+        let fill = how.fill.unwrap_or(' ').to_string();
+        let missing = (how.width as usize).saturating_sub(text.chars().count());
+        match how.side {
+            text::Side::Left => fill.repeat(missing) + &text,
+            text::Side::Right => text + &fill.repeat(missing),
+        }
     }
 }
 
