@@ -254,6 +254,12 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_watch: bool,
 
+    /// Find changes in the plugins folder by polling it every 2 s instead of
+    /// by file-system events: for a file system whose changes no watcher hears
+    /// of that Warden does not recognise (NFS, CIFS, SMB and 9P it does).
+    #[arg(long, conflicts_with = "no_watch")]
+    pub poll: bool,
+
     #[command(flatten)]
     pub cache: CacheArgs,
 

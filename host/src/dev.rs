@@ -34,6 +34,7 @@ pub async fn run(args: DevArgs) -> Result<()> {
     let (host, first_load) = Host::start(HostConfig {
         roots,
         watch: true,
+        poll: false,
         cache: args.cache.clone(),
         audit_log: args.audit_log.clone(),
         subscriptions: Default::default(),

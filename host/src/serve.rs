@@ -9,7 +9,6 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 
 use anyhow::{Context, Result};
-use notify::RecursiveMode;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 
@@ -35,10 +34,9 @@ use warden_transport::http::{self, HttpOptions};
 use warden_transport::stdio::StdioTransport;
 
 /// Everything that runs while serving: the shared state every connection
-/// uses, and (when watching) the watcher feeding the reconciler task.
+/// uses. (The watcher lives in the reconciler's task.)
 pub struct Host {
     pub shared: Arc<Shared>,
-    _watcher: Option<Watcher>,
 }
 
 /// The first load of the plugins folders, which `Host::start` prepares and
@@ -52,7 +50,7 @@ pub struct FirstLoad {
     reconciler: Reconciler,
     loader: Arc<Loader>,
     catalog: CatalogHandle,
-    batches: Option<mpsc::UnboundedReceiver<Batch>>,
+    watching: Option<(Watcher, mpsc::UnboundedReceiver<Batch>)>,
 }
 
 /// What `Host::start` needs.
@@ -60,6 +58,8 @@ pub struct HostConfig {
     /// The plugins folders served together.
     pub roots: Vec<PathBuf>,
     pub watch: bool,
+    /// `--poll`: find changes by polling rather than by events.
+    pub poll: bool,
     pub cache: CacheArgs,
     pub audit_log: Option<PathBuf>,
     pub subscriptions: SubscriptionLimits,
@@ -108,17 +108,24 @@ impl Host {
         for root in &config.roots {
             std::fs::read_dir(root).with_context(|| format!("cannot read the plugins folder {}", root.display()))?;
         }
-        let roots: Vec<PathBuf> = config.roots.iter().map(|r| watcher::canonical(r)).collect();
-        let loader = Loader::new(runtime.clone(), open_cache(&config.cache), &roots, config.trust.clone());
+        let loader = Loader::new(
+            runtime.clone(),
+            open_cache(&config.cache),
+            &config.roots,
+            config.trust.clone(),
+        );
+        let reconciler = Reconciler::new(&config.roots, loader.clone(), catalog.clone());
+        let roots = reconciler.roots().to_vec();
         // Watch before loading, so nothing that changes meanwhile is missed.
-        let (watcher, batches) = if config.watch {
-            let targets: Vec<_> = roots.iter().map(|r| (r.clone(), RecursiveMode::Recursive)).collect();
-            let (watcher, batches) = watcher::watch(&targets, watcher::DEBOUNCE)?;
-            (Some(watcher), Some(batches))
+        let watching = if config.watch {
+            Some(watcher::watch_with(
+                &reconciler.watch_targets(),
+                watcher::DEBOUNCE,
+                config.poll,
+            )?)
         } else {
-            (None, None)
+            None
         };
-        let reconciler = Reconciler::new(roots.clone(), loader.clone(), catalog.clone());
         let tasks = Arc::new(tasks);
         Tasks::spawn_sweeper(&tasks);
         let used_states = UsedStates::default();
@@ -140,7 +147,6 @@ impl Host {
                 used_states,
                 tasks,
             }),
-            _watcher: watcher,
         };
         let first_load = FirstLoad {
             started,
@@ -149,7 +155,7 @@ impl Host {
             reconciler,
             loader,
             catalog,
-            batches,
+            watching,
         };
         Ok((host, first_load))
     }
@@ -163,7 +169,7 @@ impl Host {
 
 impl FirstLoad {
     /// Loads every folder, marks the catalog loaded, and (when watching)
-    /// hands the reconciler the watcher's batches.
+    /// hands the reconciler the watcher.
     pub async fn run(self) -> Result<()> {
         let Self {
             started,
@@ -172,7 +178,7 @@ impl FirstLoad {
             mut reconciler,
             loader,
             catalog,
-            batches,
+            watching,
         } = self;
         let summary = reconciler.load_all().await?;
         catalog.mark_loaded();
@@ -200,8 +206,8 @@ impl FirstLoad {
                 Err(error) => tracing::warn!("cannot prune the compiled-code cache: {error:#}"),
             });
         }
-        if let Some(batches) = batches {
-            tokio::spawn(reconciler.run(batches));
+        if let Some((watcher, batches)) = watching {
+            tokio::spawn(reconciler.run(watcher, batches));
         }
         Ok(())
     }
@@ -283,6 +289,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let (host, first_load) = Host::start(HostConfig {
         roots: vec![args.plugins.clone()],
         watch: !args.no_watch,
+        poll: args.poll,
         cache: args.cache.clone(),
         audit_log: args.audit_log.clone(),
         subscriptions: SubscriptionLimits {

@@ -3,8 +3,8 @@
 //! or a `plain` one described from its own exports), its `declarations`
 //! checked against their limits and budgets and its tools served with the
 //! `annotations` its grants make true. The `catalog` is what one moment
-//! serves; while serving, the `watcher` reports changed files and the
-//! `reconciler` reloads them and swaps in a new catalog. Knows no transport
+//! serves; while serving, the `watcher` reports changed files, each
+//! `root_folder` follows a plugins folder's name, and the `reconciler` reloads them and swaps in a new catalog. Knows no transport
 //! and no MCP session: the layer above asks it for plugins and targets.
 
 pub mod annotations;
@@ -18,6 +18,7 @@ pub mod param_headers;
 pub mod plain;
 pub mod plugin;
 pub mod reconciler;
+pub mod root_folder;
 pub mod schema_budget;
 pub mod schema_validation;
 pub mod uri_overlap;

@@ -141,7 +141,8 @@ fn folder_component(dir: &Path) -> Result<PathBuf> {
 pub struct Loader {
     runtime: Arc<Runtime>,
     cache: Option<CodeCache>,
-    protected: ProtectedFolders,
+    /// Grows when a plugins folder's name comes to name another folder.
+    protected: std::sync::RwLock<ProtectedFolders>,
     /// Which pulled components may be served (`--trust`, `--require-signature`).
     trust: Trust,
 }
@@ -164,9 +165,20 @@ impl Loader {
         Arc::new(Self {
             runtime,
             cache,
-            protected,
+            protected: std::sync::RwLock::new(protected),
             trust,
         })
+    }
+
+    /// Protects `folder` from mounts too: a plugins folder's name now names
+    /// it. Folders it named before stay protected (a plugin mounting the old
+    /// release would still reach plugins' files).
+    pub fn protect_plugins_folder(&self, folder: &Path) {
+        let folder = canonical_as_far_as_exists(folder);
+        let mut protected = self.protected.write().unwrap_or_else(|p| p.into_inner());
+        if !protected.plugins.contains(&folder) {
+            protected.plugins.push(folder);
+        }
     }
 
     pub fn runtime(&self) -> &Arc<Runtime> {
@@ -376,7 +388,11 @@ impl Loader {
         let manifest_path = source.manifest.as_deref().unwrap_or(&source.component);
         PinnedMounts::pin(mounts)
             .and_then(|pinned| {
-                check_mount_layout(mounts, own_folder.as_deref(), &self.protected)?;
+                check_mount_layout(
+                    mounts,
+                    own_folder.as_deref(),
+                    &self.protected.read().unwrap_or_else(|p| p.into_inner()),
+                )?;
                 Ok(pinned)
             })
             .with_context(|| format!("invalid manifest {}", manifest_path.display()))

@@ -20,12 +20,17 @@ use tokio::sync::mpsc;
 use crate::catalog::{Catalog, CatalogHandle};
 use crate::loader::{self, Discovered, LoadError, Loader, PluginSource};
 use crate::plugin::Plugin;
-use crate::watcher::{Batch, PluginChanges, PluginKey, plugin_changes};
+use crate::root_folder::{FOLLOW_EVERY, Followed, RootFolder};
+use crate::watcher::{Batch, PluginChanges, PluginKey, Watcher, plugin_changes};
+use notify::RecursiveMode;
 use warden_runtime::cache::CodeOrigin;
 use warden_runtime::metrics::{self, LoadEvent};
 
 pub struct Reconciler {
+    /// The plugins folders as resolved now, as the watcher reports paths in them.
     roots: Vec<PathBuf>,
+    /// The same folders as the operator named them, followed (`root_folder`).
+    folders: Vec<RootFolder>,
     loader: Arc<Loader>,
     catalog: CatalogHandle,
     loaded: BTreeMap<PluginKey, Arc<Plugin>>,
@@ -73,10 +78,12 @@ impl Summary {
 }
 
 impl Reconciler {
-    /// `roots` are the plugins folders, as the watcher reports paths in them.
-    pub fn new(roots: Vec<PathBuf>, loader: Arc<Loader>, catalog: CatalogHandle) -> Self {
+    /// `named` are the plugins folders as the operator named them.
+    pub fn new(named: &[PathBuf], loader: Arc<Loader>, catalog: CatalogHandle) -> Self {
+        let folders: Vec<RootFolder> = named.iter().map(|n| RootFolder::new(n)).collect();
         Self {
-            roots,
+            roots: folders.iter().map(|f| f.resolved().to_path_buf()).collect(),
+            folders,
             loader,
             catalog,
             loaded: BTreeMap::new(),
@@ -86,8 +93,25 @@ impl Reconciler {
         }
     }
 
+    /// The plugins folders as resolved now.
     pub fn roots(&self) -> &[PathBuf] {
         &self.roots
+    }
+
+    /// What to watch: each folder, recursively, and the folder holding its
+    /// name, not recursively (where a removal or a symlink swap shows).
+    pub fn watch_targets(&self) -> Vec<(PathBuf, RecursiveMode)> {
+        let mut targets: Vec<(PathBuf, RecursiveMode)> = self
+            .roots
+            .iter()
+            .map(|r| (r.clone(), RecursiveMode::Recursive))
+            .collect();
+        for parent in self.folders.iter().filter_map(RootFolder::parent) {
+            if !targets.iter().any(|(t, _)| *t == parent) {
+                targets.push((parent, RecursiveMode::NonRecursive));
+            }
+        }
+        targets
     }
 
     /// Loads every plugin of every folder, in parallel (at start). A folder
@@ -104,20 +128,78 @@ impl Reconciler {
         Ok(self.apply(&changes).await)
     }
 
-    /// Applies the watcher's batches until it stops.
-    pub async fn run(mut self, mut batches: mpsc::UnboundedReceiver<Batch>) {
-        while let Some(batch) = batches.recv().await {
-            let mut changes = plugin_changes(&self.roots, &batch);
-            // Whatever queued up meanwhile is handled in the same pass.
-            while let Ok(more) = batches.try_recv() {
-                let more = plugin_changes(&self.roots, &more);
-                changes.keys.extend(more.keys);
-                changes.rescan.extend(more.rescan);
-            }
+    /// Applies the watcher's batches until it stops, following each folder's
+    /// name on every batch and every `FOLLOW_EVERY`.
+    pub async fn run(mut self, mut watcher: Watcher, mut batches: mpsc::UnboundedReceiver<Batch>) {
+        let mut every = tokio::time::interval(FOLLOW_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let mut renewed = BTreeSet::new();
+            let mut changes = tokio::select! {
+                batch = batches.recv() => {
+                    let Some(batch) = batch else { return };
+                    let mut changes = PluginChanges::default();
+                    // Whatever queued up meanwhile is handled in the same pass.
+                    let mut next = Some(batch);
+                    while let Some(batch) = next {
+                        let more = plugin_changes(&self.roots, &batch);
+                        changes.keys.extend(more.keys);
+                        changes.rescan.extend(more.rescan);
+                        renewed.extend(self.roots.iter().enumerate().filter(|(_, r)| batch.paths.contains(*r)).map(|(i, _)| i));
+                        next = batches.try_recv().ok();
+                    }
+                    changes
+                }
+                _ = every.tick() => PluginChanges::default(),
+            };
+            changes.rescan.extend(self.follow(&mut watcher, &renewed));
             if !changes.keys.is_empty() || !changes.rescan.is_empty() {
                 self.apply(&changes).await;
             }
         }
+    }
+
+    /// Resolves each folder's name again (`renewed`: folders an event says
+    /// were created or removed themselves); returns the folders to look at
+    /// whole (now another folder, or back).
+    fn follow(&mut self, watcher: &mut Watcher, renewed: &BTreeSet<usize>) -> BTreeSet<usize> {
+        let mut rescan = BTreeSet::new();
+        for (index, folder) in self.folders.iter_mut().enumerate() {
+            match folder.follow(renewed.contains(&index)) {
+                Followed::Same | Followed::StillGone => {}
+                Followed::Gone(why) => {
+                    let kept = self.loaded.keys().filter(|k| k.root == index).count();
+                    tracing::warn!(
+                        "the plugins folder {} is gone ({why}); keeping the {kept} plugin(s) loaded from it \
+                         until a folder is there again",
+                        folder.named().display()
+                    );
+                }
+                Followed::Moved { before, now } => {
+                    watcher.remove(&before);
+                    if let Err(error) = watcher.add(&now, RecursiveMode::Recursive) {
+                        tracing::warn!("{error:#}; changes in it are found once a second only");
+                    }
+                    self.loader.protect_plugins_folder(&now);
+                    if before == now {
+                        tracing::info!(
+                            "the plugins folder {} is another folder now; loading what it holds",
+                            folder.named().display()
+                        );
+                    } else {
+                        tracing::info!(
+                            "the plugins folder {} is {} now (was {}); loading what it holds",
+                            folder.named().display(),
+                            now.display(),
+                            before.display()
+                        );
+                    }
+                    self.roots[index] = now;
+                    rescan.insert(index);
+                }
+            }
+        }
+        rescan
     }
 
     /// Reloads what `changes` names, then swaps in and publishes a new

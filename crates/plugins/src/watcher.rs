@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use notify::RecursiveMode;
 use notify::event::{AccessKind, AccessMode, EventKind};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer, new_debouncer_opt};
 use tokio::sync::mpsc;
 
 /// How long a path must stay quiet before its change is reported: long
@@ -25,9 +25,19 @@ pub struct Batch {
     pub rescan: bool,
 }
 
-/// Watches while it lives.
+/// How often a folder is polled when it cannot be watched (the inotify
+/// watch limit reached, a file system without events).
+pub const POLL_EVERY: Duration = Duration::from_secs(2);
+
+/// Watches while it lives. A folder the system cannot watch is polled
+/// instead, with a warning.
 pub struct Watcher {
-    _debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
+    native: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
+    /// Every folder is polled (`--poll`).
+    poll_all: bool,
+    polling: Option<Debouncer<notify::PollWatcher, RecommendedCache>>,
+    sender: mpsc::UnboundedSender<Batch>,
+    debounce: Duration,
 }
 
 /// Starts watching `targets` (each a folder, recursively or not). Batches
@@ -36,8 +46,117 @@ pub fn watch(
     targets: &[(PathBuf, RecursiveMode)],
     debounce: Duration,
 ) -> Result<(Watcher, mpsc::UnboundedReceiver<Batch>)> {
+    watch_with(targets, debounce, false)
+}
+
+/// [`watch`], polling every folder when `poll_all`.
+pub fn watch_with(
+    targets: &[(PathBuf, RecursiveMode)],
+    debounce: Duration,
+    poll_all: bool,
+) -> Result<(Watcher, mpsc::UnboundedReceiver<Batch>)> {
     let (sender, receiver) = mpsc::unbounded_channel();
-    let mut debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
+    let native = new_debouncer(debounce, None, handler(sender.clone())).context("cannot start the file watcher")?;
+    let mut watcher = Watcher {
+        native,
+        poll_all,
+        polling: None,
+        sender,
+        debounce,
+    };
+    for (path, mode) in targets {
+        watcher.add(path, *mode)?;
+    }
+    Ok((watcher, receiver))
+}
+
+impl Watcher {
+    /// Watches `path` too; by polling every `POLL_EVERY` when the system
+    /// will not watch it (the error is logged as a warning).
+    pub fn add(&mut self, path: &Path, mode: RecursiveMode) -> Result<()> {
+        if self.poll_all {
+            tracing::info!("polling {} every {} s (--poll)", path.display(), POLL_EVERY.as_secs());
+        } else if let Some(file_system) = without_events(path) {
+            tracing::warn!(
+                "{} is on {file_system}, which tells watchers of no changes made elsewhere: \
+                 polling it every {} s instead",
+                path.display(),
+                POLL_EVERY.as_secs()
+            );
+        } else {
+            let Err(error) = self.native.watch(path, mode) else {
+                return Ok(());
+            };
+            if !path.exists() {
+                return Err(error).with_context(|| format!("cannot watch {}", path.display()));
+            }
+            // A recursive watch that failed half-way holds some watches: give them back.
+            let _ = self.native.unwatch(path);
+            tracing::warn!(
+                "cannot watch {} ({error}; on Linux, `sysctl fs.inotify.max_user_watches` may be too low): \
+                 polling it every {} s instead",
+                path.display(),
+                POLL_EVERY.as_secs()
+            );
+        }
+        let polling = match &mut self.polling {
+            Some(polling) => polling,
+            None => self.polling.insert(
+                new_debouncer_opt(
+                    self.debounce,
+                    None,
+                    handler(self.sender.clone()),
+                    RecommendedCache::new(),
+                    notify::Config::default().with_poll_interval(POLL_EVERY),
+                )
+                .context("cannot start polling")?,
+            ),
+        };
+        polling
+            .watch(path, mode)
+            .with_context(|| format!("cannot poll {}", path.display()))
+    }
+
+    /// Stops watching `path` (nothing if it was not watched).
+    pub fn remove(&mut self, path: &Path) {
+        let _ = self.native.unwatch(path);
+        if let Some(polling) = &mut self.polling {
+            let _ = polling.unwatch(path);
+        }
+    }
+}
+
+/// The network file system `path` is on, if it is one whose changes made by
+/// other machines (or the server side) no watcher hears of.
+fn without_events(path: &Path) -> Option<&'static str> {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    let mut stats = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `name` is a NUL-terminated path and `stats` is written by the call.
+    if unsafe { libc::statfs(name.as_ptr(), stats.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: statfs returned 0, so it filled `stats`.
+    let kind = unsafe { stats.assume_init() }.f_type;
+    // `f_type`'s width differs between platforms.
+    #[allow(clippy::unnecessary_cast)]
+    file_system_without_events(kind as i64)
+}
+
+/// `statfs`'s `f_type` of file systems that report no remote changes.
+fn file_system_without_events(kind: i64) -> Option<&'static str> {
+    match kind {
+        0x6969 => Some("NFS"),
+        0xFF53_4D42 => Some("CIFS"),
+        0xFE53_4D42 => Some("SMB2"),
+        0x517B => Some("SMB"),
+        0x0102_1997 => Some("9P"),
+        _ => None,
+    }
+}
+
+/// Turns debounced events into batches on `sender`.
+fn handler(sender: mpsc::UnboundedSender<Batch>) -> impl FnMut(DebounceEventResult) + Send + 'static {
+    move |result: DebounceEventResult| {
         let batch = match result {
             Ok(events) => {
                 let mut batch = Batch::default();
@@ -62,14 +181,7 @@ pub fn watch(
         if !batch.paths.is_empty() || batch.rescan {
             let _ = sender.send(batch);
         }
-    })
-    .context("cannot start the file watcher")?;
-    for (path, mode) in targets {
-        debouncer
-            .watch(path, *mode)
-            .with_context(|| format!("cannot watch {}", path.display()))?;
     }
-    Ok((Watcher { _debouncer: debouncer }, receiver))
 }
 
 /// Whether an event can mean different content. Opening and reading a file
@@ -252,6 +364,17 @@ mod tests {
         let changes = plugin_changes(&roots, &batch);
         assert_eq!(changes.rescan, [0, 1].into());
         assert!(changes.keys.is_empty(), "{:?}", changes.keys);
+    }
+
+    #[test]
+    fn network_file_systems_are_polled_and_local_ones_watched() {
+        assert_eq!(file_system_without_events(0x6969), Some("NFS"));
+        assert_eq!(file_system_without_events(0xFF53_4D42), Some("CIFS"));
+        // ext4, tmpfs, overlayfs: inotify hears every change.
+        for local in [0xEF53, 0x0102_1994, 0x794C_7630] {
+            assert_eq!(file_system_without_events(local), None);
+        }
+        assert_eq!(without_events(&std::env::temp_dir()), None);
     }
 
     #[test]

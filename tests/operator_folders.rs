@@ -1,0 +1,302 @@
+//! What deploy scripts do to a running server's plugins folder: the folder is
+//! the path the operator named, not the inode it had at start (issue 28).
+//! Each test drives the real binary and waits for what a client would see.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use support::{Era, PluginDir, Server, guest, serve_command};
+
+const TEXT: [&str; 3] = ["change_case", "slugify", "text_stats"];
+const CLOCK: [&str; 4] = ["date_add", "date_diff", "now", "weekday"];
+
+async fn sorted_tools(server: &Server) -> Vec<String> {
+    let mut names = server.tool_names().await;
+    names.sort();
+    names
+}
+
+/// Waits until the server lists exactly `want`.
+async fn wait_for_tools(server: &Server, want: &[&str]) {
+    let deadline = std::time::Instant::now() + support::LONG_WAIT;
+    loop {
+        let names = sorted_tools(server).await;
+        if names == want {
+            return;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!("still serving {names:?}, not {want:?}; server log:\n{}", server.log());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+fn copy_guest(name: &str, folder: &Path) {
+    std::fs::copy(guest(name), folder.join(format!("{name}.wasm"))).unwrap();
+}
+
+async fn serve_at(path: &Path) -> Server {
+    serve_command(
+        support::warden(),
+        path,
+        Era::Handshake,
+        &[],
+        tempfile::NamedTempFile::new().unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_plugins_folder_removed_and_created_again_is_followed() {
+    let base = tempfile::tempdir().unwrap();
+    let plugins = base.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    copy_guest("text", &plugins);
+    let server = serve_at(&plugins).await;
+    assert_eq!(sorted_tools(&server).await, TEXT);
+    let seen = server.list_changes();
+
+    // `rm -rf plugins && mkdir plugins && cp …`
+    std::fs::remove_dir_all(&plugins).unwrap();
+    std::fs::create_dir(&plugins).unwrap();
+    copy_guest("clock", &plugins);
+    wait_for_tools(&server, &CLOCK).await;
+    assert!(server.list_changes() > seen, "the client was told");
+    server
+        .wait_for_log(&format!(
+            "the plugins folder {} is another folder now",
+            plugins.display()
+        ))
+        .await;
+
+    // And hot reload still works in the new folder.
+    copy_guest("text", &plugins);
+    let mut both: Vec<&str> = CLOCK.iter().chain(TEXT.iter()).copied().collect();
+    both.sort();
+    wait_for_tools(&server, &both).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_swapped_release_symlink_is_followed() {
+    let base = tempfile::tempdir().unwrap();
+    let base_path = base.path().canonicalize().unwrap();
+    for (release, plugin) in [("r1", "text"), ("r2", "clock")] {
+        std::fs::create_dir(base_path.join(release)).unwrap();
+        copy_guest(plugin, &base_path.join(release));
+    }
+    let current = base_path.join("current");
+    std::os::unix::fs::symlink("r1", &current).unwrap();
+    let server = serve_at(&current).await;
+    assert_eq!(sorted_tools(&server).await, TEXT);
+
+    // `ln -s r2 current.tmp && mv -T current.tmp current`
+    std::os::unix::fs::symlink("r2", base_path.join("current.tmp")).unwrap();
+    std::fs::rename(base_path.join("current.tmp"), &current).unwrap();
+    wait_for_tools(&server, &CLOCK).await;
+    let log = server.log();
+    assert!(
+        log.contains(&format!(
+            "the plugins folder {} is {} now (was {})",
+            current.display(),
+            base_path.join("r2").display(),
+            base_path.join("r1").display()
+        )),
+        "{log}"
+    );
+    // Edits in r1 no longer matter; edits in r2 do.
+    copy_guest("misbehave", &base_path.join("r1"));
+    copy_guest("text", &base_path.join("r2"));
+    let mut both: Vec<&str> = CLOCK.iter().chain(TEXT.iter()).copied().collect();
+    both.sort();
+    wait_for_tools(&server, &both).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_removed_folder_keeps_its_plugins_until_one_is_back() {
+    let base = tempfile::tempdir().unwrap();
+    let plugins = base.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    copy_guest("text", &plugins);
+    let server = serve_at(&plugins).await;
+    std::fs::rename(&plugins, base.path().join("elsewhere")).unwrap();
+    server
+        .wait_for_log(&format!(
+            "the plugins folder {} is gone (No such file or directory (os error 2)); keeping the 1 plugin(s)",
+            plugins.display()
+        ))
+        .await;
+    assert_eq!(sorted_tools(&server).await, TEXT, "still served");
+    std::fs::create_dir(&plugins).unwrap();
+    copy_guest("clock", &plugins);
+    wait_for_tools(&server, &CLOCK).await;
+    server.stop().await;
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=test", "-c", "user.email=test@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn a_git_checkout_of_another_branch_is_served() {
+    let repo = tempfile::tempdir().unwrap();
+    let plugins = repo.path();
+    git(plugins, &["init", "-q", "-b", "one"]);
+    copy_guest("text", plugins);
+    git(plugins, &["add", "."]);
+    git(plugins, &["commit", "-qm", "text"]);
+    git(plugins, &["checkout", "-qb", "two"]);
+    git(plugins, &["rm", "-q", "text.wasm"]);
+    copy_guest("clock", plugins);
+    git(plugins, &["add", "."]);
+    git(plugins, &["commit", "-qm", "clock"]);
+    git(plugins, &["checkout", "-q", "one"]);
+
+    let server = serve_at(plugins).await;
+    assert_eq!(sorted_tools(&server).await, TEXT);
+    git(plugins, &["checkout", "-q", "two"]);
+    wait_for_tools(&server, &CLOCK).await;
+    git(plugins, &["checkout", "-q", "one"]);
+    wait_for_tools(&server, &TEXT).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn twenty_thousand_events_at_once_lose_no_plugin() {
+    // More than inotify queues by default (16 384): the queue overflows, the
+    // watcher says so, and the folder is looked at whole.
+    let dir = PluginDir::with(&["text"]);
+    let server = serve_at(dir.path()).await;
+    for n in 0..20_000 {
+        std::fs::write(dir.path().join(format!("note-{n}.txt")), b"x").unwrap();
+    }
+    copy_guest("clock", dir.path());
+    let mut both: Vec<&str> = CLOCK.iter().chain(TEXT.iter()).copied().collect();
+    both.sort();
+    wait_for_tools(&server, &both).await;
+    support::attacks::healthy(&server).await;
+    server.stop().await;
+}
+
+/// Whether this machine lets the test make a mount namespace.
+fn can_unshare(args: &[&str]) -> bool {
+    std::process::Command::new("unshare")
+        .args(args)
+        .arg("true")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `warden` run through `sh -c SCRIPT` inside `unshare ARGS`; the script
+/// ends with `exec "$0" "$@"` so the process is warden's.
+fn warden_in(unshare: &[&str], script: &str) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("unshare");
+    command
+        .args(unshare)
+        .args([
+            "sh",
+            "-c",
+            &format!("{script} && exec \"$0\" \"$@\""),
+            env!("CARGO_BIN_EXE_warden"),
+        ])
+        .env(
+            "XDG_CACHE_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("warden-test-cache"),
+        );
+    command
+}
+
+#[tokio::test]
+async fn a_folder_found_by_polling_is_followed_like_a_watched_one() {
+    // `--poll` is the path a folder takes when it cannot be watched (the
+    // inotify watch limit reached, a network file system). The limit itself is
+    // a machine-wide sysctl here (a user namespace does not scope it), so it
+    // is not lowered by a test.
+    let base = tempfile::tempdir().unwrap();
+    let plugins = base.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    copy_guest("text", &plugins);
+    let server = serve_command(
+        support::warden(),
+        &plugins,
+        Era::Handshake,
+        &["--poll"],
+        tempfile::NamedTempFile::new().unwrap(),
+    )
+    .await;
+    assert_eq!(sorted_tools(&server).await, TEXT);
+    copy_guest("clock", &plugins);
+    let mut both: Vec<&str> = CLOCK.iter().chain(TEXT.iter()).copied().collect();
+    both.sort();
+    wait_for_tools(&server, &both).await;
+    std::fs::remove_dir_all(&plugins).unwrap();
+    std::fs::create_dir(&plugins).unwrap();
+    copy_guest("clock", &plugins);
+    wait_for_tools(&server, &CLOCK).await;
+    let log = server.log();
+    assert!(
+        log.contains(&format!(
+            "polling {} every 2 s (--poll)",
+            plugins.canonicalize().unwrap().display()
+        )),
+        "{log}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_bind_mounted_folder_remounted_is_followed() {
+    if !can_unshare(&["-m", "--propagation", "private"]) {
+        eprintln!("skipped: this machine allows no mount namespace to bind-mount in");
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let base_path = base.path().canonicalize().unwrap();
+    let [one, two, plugins]: [PathBuf; 3] = ["one", "two", "plugins"].map(|n| base_path.join(n));
+    for (folder, plugin) in [(&one, "text"), (&two, "clock")] {
+        std::fs::create_dir(folder).unwrap();
+        copy_guest(plugin, folder);
+    }
+    std::fs::create_dir(&plugins).unwrap();
+    let command = warden_in(
+        &["-m", "--propagation", "private"],
+        &format!("mount --bind {} {}", one.display(), plugins.display()),
+    );
+    let server = serve_command(
+        command,
+        &plugins,
+        Era::Handshake,
+        &[],
+        tempfile::NamedTempFile::new().unwrap(),
+    )
+    .await;
+    assert_eq!(sorted_tools(&server).await, TEXT);
+    // Remounted from inside warden's mount namespace: no file event at all.
+    let remount = std::process::Command::new("nsenter")
+        .args(["-t", &server.pid.to_string(), "-m", "sh", "-c"])
+        .arg(format!(
+            "umount {0} && mount --bind {1} {0}",
+            plugins.display(),
+            two.display()
+        ))
+        .status()
+        .unwrap();
+    assert!(remount.success());
+    wait_for_tools(&server, &CLOCK).await;
+    server.stop().await;
+}
