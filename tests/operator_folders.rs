@@ -5,9 +5,8 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
-use support::{Era, PluginDir, Server, guest, serve_command};
+use support::{Era, PluginDir, Server, guest, namespaces, serve_command};
 
 const TEXT: [&str; 3] = ["change_case", "slugify", "text_stats"];
 const CLOCK: [&str; 4] = ["date_add", "date_diff", "now", "weekday"];
@@ -191,36 +190,6 @@ async fn twenty_thousand_events_at_once_lose_no_plugin() {
     server.stop().await;
 }
 
-/// Whether this machine lets the test make a mount namespace.
-fn can_unshare(args: &[&str]) -> bool {
-    std::process::Command::new("unshare")
-        .args(args)
-        .arg("true")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// `warden` run through `sh -c SCRIPT` inside `unshare ARGS`; the script
-/// ends with `exec "$0" "$@"` so the process is warden's.
-fn warden_in(unshare: &[&str], script: &str) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new("unshare");
-    command
-        .args(unshare)
-        .args([
-            "sh",
-            "-c",
-            &format!("{script} && exec \"$0\" \"$@\""),
-            env!("CARGO_BIN_EXE_warden"),
-        ])
-        .env(
-            "XDG_CACHE_HOME",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("warden-test-cache"),
-        );
-    command
-}
-
 #[tokio::test]
 async fn a_folder_found_by_polling_is_followed_like_a_watched_one() {
     // `--poll` is the path a folder takes when it cannot be watched (the
@@ -261,7 +230,7 @@ async fn a_folder_found_by_polling_is_followed_like_a_watched_one() {
 
 #[tokio::test]
 async fn a_bind_mounted_folder_remounted_is_followed() {
-    if !can_unshare(&["-m", "--propagation", "private"]) {
+    if !namespaces::can_unshare(&["-m", "--propagation", "private"]) {
         eprintln!("skipped: this machine allows no mount namespace to bind-mount in");
         return;
     }
@@ -273,7 +242,7 @@ async fn a_bind_mounted_folder_remounted_is_followed() {
         copy_guest(plugin, folder);
     }
     std::fs::create_dir(&plugins).unwrap();
-    let command = warden_in(
+    let command = namespaces::warden_in(
         &["-m", "--propagation", "private"],
         &format!("mount --bind {} {}", one.display(), plugins.display()),
     );

@@ -23,7 +23,7 @@ use std::io::Write as _;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, anyhow};
@@ -69,6 +69,8 @@ pub struct CodeCache {
     dir: PathBuf,
     /// The folder as checked when opened; every entry is reached through it.
     pinned: Arc<PinnedDir>,
+    /// The last write failed (a full or read-only folder), and that was said.
+    write_failing: Arc<AtomicBool>,
 }
 
 impl CodeCache {
@@ -99,6 +101,7 @@ impl CodeCache {
         Ok(Self {
             dir: dir.to_path_buf(),
             pinned: Arc::new(pinned),
+            write_failing: Arc::default(),
         })
     }
 
@@ -166,13 +169,30 @@ impl CodeCache {
             .precompile_component(bytes)
             .map_err(|e| anyhow::anyhow!("cannot compile the component: {e:#}"))?;
         match write_atomically(&entry, &code).with_context(|| format!("writing {}", path.display())) {
-            // SAFETY: as above; this is the file just written from `code`,
-            // mapped through the handle it was written with.
-            Ok(file) => match unsafe { Component::deserialize_file(engine, pinned::by_handle(&file)) } {
-                Ok(component) => return Ok((component, CodeOrigin::Compiled)),
-                Err(error) => tracing::warn!("cannot load the cache entry {} just written: {error:#}", path.display()),
-            },
-            Err(error) => tracing::warn!("cannot write the compiled-code cache entry: {error:#}"),
+            Ok(file) => {
+                if self.write_failing.swap(false, Ordering::Relaxed) {
+                    tracing::info!("the compiled-code cache {} can be written again", self.dir.display());
+                }
+                // SAFETY: as above; this is the file just written from `code`,
+                // mapped through the handle it was written with.
+                match unsafe { Component::deserialize_file(engine, pinned::by_handle(&file)) } {
+                    Ok(component) => return Ok((component, CodeOrigin::Compiled)),
+                    Err(error) => {
+                        tracing::warn!("cannot load the cache entry {} just written: {error:#}", path.display())
+                    }
+                }
+            }
+            Err(error) => {
+                // Said once until a write succeeds again, not once per plugin.
+                if !self.write_failing.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "cannot write the compiled-code cache entry: {error:#}; compiling in memory \
+                         (this is said once, until the cache can be written again)"
+                    );
+                } else {
+                    tracing::debug!("cannot write the compiled-code cache entry: {error:#}");
+                }
+            }
         }
         // SAFETY: `code` was produced by `precompile_component` on this very
         // engine a moment ago.

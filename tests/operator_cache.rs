@@ -1,0 +1,41 @@
+//! The compiled-code cache on a full disk: plugins are compiled in memory
+//! and served, and the failure is said once, not once per plugin (issue 28).
+
+mod support;
+
+use support::{Era, PluginDir, namespaces, serve_command};
+
+#[tokio::test]
+async fn a_full_cache_folder_compiles_in_memory_and_says_so_once() {
+    if !namespaces::can_unshare(&["-m", "--propagation", "private"]) {
+        eprintln!("skipped: this machine allows no mount namespace to mount a small tmpfs in");
+        return;
+    }
+    let dir = PluginDir::with(&["text", "clock", "misbehave"]);
+    let cache = tempfile::tempdir().unwrap();
+    // 16 KiB: the folder opens, and no compiled component fits.
+    let command = namespaces::warden_in(
+        &["-m", "--propagation", "private"],
+        &format!("mount -t tmpfs -o size=16k,mode=0700 tmpfs {}", cache.path().display()),
+    );
+    let cache_dir = cache.path().to_str().unwrap();
+    let server = serve_command(
+        command,
+        dir.path(),
+        Era::Handshake,
+        &["--no-watch", "--cache-dir", cache_dir],
+        tempfile::NamedTempFile::new().unwrap(),
+    )
+    .await;
+    assert_eq!(server.tool_names().await.len(), 3 + 4 + 12, "all three plugins serve");
+    support::attacks::healthy(&server).await;
+    let log = server.stop().await;
+    let warned: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("cannot write the compiled-code cache entry"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{log}");
+    assert!(warned[0].contains("No space left on device"), "{}", warned[0]);
+    assert!(warned[0].contains("compiling in memory"), "{}", warned[0]);
+    assert!(log.contains("compiled=3 from_cache=0"), "{log}");
+}
