@@ -112,17 +112,17 @@ impl Build {
     async fn run(&self) {
         let name = &self.project.name;
         let started = Instant::now();
-        eprintln!("warden dev: building {name}…");
+        say(format_args!("warden dev: building {name}…"));
         let result = match self.project.build(&self.options).await {
             Ok(wasm) => self.stage(&wasm),
             Err(error) => Err(error),
         };
         let elapsed = started.elapsed().as_secs_f64();
         match result {
-            Ok(()) => eprintln!("warden dev: building {name}… ok in {elapsed:.1}s"),
-            Err(error) => eprintln!(
+            Ok(()) => say(format_args!("warden dev: building {name}… ok in {elapsed:.1}s")),
+            Err(error) => say(format_args!(
                 "warden dev: building {name}… failed in {elapsed:.1}s: {error:#}; the last good build keeps serving"
-            ),
+            )),
         }
     }
 
@@ -141,4 +141,11 @@ impl Build {
         }
         project::install(wasm, &self.staging.join(format!("{name}.wasm")))
     }
+}
+
+/// A progress line on stderr; dropped if stderr cannot be written (as the
+/// server's log is: `eprintln!` would panic and end the session).
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(crate::log_writer::LossyStderr, "{line}");
 }

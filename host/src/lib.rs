@@ -10,6 +10,7 @@ pub mod cli;
 pub mod dev;
 pub mod embed_docs;
 pub mod inspect;
+pub mod log_writer;
 pub mod plugin_at;
 pub mod project;
 pub mod pull;

@@ -1,7 +1,7 @@
 //! `warden serve`: load the plugins folder, keep it loaded as it changes,
 //! and serve it.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -275,7 +275,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     }
     let serves_stdio = http.is_none() || args.stdio;
     if serves_stdio && std::io::stdin().is_terminal() {
-        eprintln!(
+        // Not `eprintln!`, which panics when stderr cannot be written.
+        let _ = writeln!(
+            crate::log_writer::LossyStderr,
             "warden is waiting for an MCP client on stdin/stdout (JSON-RPC, one message per line).\n\
              Start it from a client instead: e.g. `npx @modelcontextprotocol/inspector --cli warden serve --plugins {}` \
              or a Claude Desktop `mcpServers` entry (see the README). Press Ctrl-D to quit.",

@@ -1,5 +1,6 @@
-//! The compiled-code cache on a full disk: plugins are compiled in memory
-//! and served, and the failure is said once, not once per plugin (issue 28).
+//! Warden's own files on a full disk (issue 28): the compiled-code cache
+//! (plugins are compiled in memory and served, and the failure is said once,
+//! not once per plugin) and the server's log (stderr).
 
 mod support;
 
@@ -38,4 +39,30 @@ async fn a_full_cache_folder_compiles_in_memory_and_says_so_once() {
     assert!(warned[0].contains("No space left on device"), "{}", warned[0]);
     assert!(warned[0].contains("compiling in memory"), "{}", warned[0]);
     assert!(log.contains("compiled=3 from_cache=0"), "{log}");
+}
+
+#[tokio::test]
+async fn a_server_log_on_a_full_disk_does_not_stop_serving() {
+    // stderr on /dev/full: every log line fails to be written; calls are served.
+    let dir = PluginDir::with(&["text"]);
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let mut command = support::warden();
+    command.args(["serve", "-v", "--plugins"]).arg(dir.path());
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::from(full))
+        .spawn()
+        .unwrap();
+    let client = rmcp::ServiceExt::serve((), transport)
+        .await
+        .expect("the handshake works");
+    for n in 0..20 {
+        let result = support::call(
+            &client,
+            "slugify",
+            serde_json::json!({"text": format!("Hello World {n}")}),
+        )
+        .await;
+        assert_eq!(support::text(&result), format!("hello-world-{n}"));
+    }
+    client.cancel().await.unwrap();
 }
