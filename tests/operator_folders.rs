@@ -269,3 +269,28 @@ async fn a_bind_mounted_folder_remounted_is_followed() {
     wait_for_tools(&server, &CLOCK).await;
     server.stop().await;
 }
+
+#[tokio::test]
+async fn sighup_looks_at_the_folder_again_even_unwatched() {
+    // `--no-watch` serves the folder as it was, until the operator says
+    // otherwise: SIGHUP (which never ends the server).
+    let dir = PluginDir::with(&["text"]);
+    let server = serve_command(
+        support::warden(),
+        dir.path(),
+        Era::Handshake,
+        &["--no-watch"],
+        tempfile::NamedTempFile::new().unwrap(),
+    )
+    .await;
+    copy_guest("clock", dir.path());
+    std::fs::remove_file(dir.path().join("text.wasm")).unwrap();
+    assert_eq!(sorted_tools(&server).await, TEXT, "not watched");
+    assert_eq!(unsafe { libc::kill(server.pid as i32, libc::SIGHUP) }, 0);
+    wait_for_tools(&server, &CLOCK).await;
+    server
+        .wait_for_log("looking at every plugins folder again, as asked")
+        .await;
+    support::attacks::healthy(&server).await;
+    server.stop().await;
+}

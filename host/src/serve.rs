@@ -37,6 +37,8 @@ use warden_transport::stdio::StdioTransport;
 /// uses. (The watcher lives in the reconciler's task.)
 pub struct Host {
     pub shared: Arc<Shared>,
+    /// Asks the reconciler to look at every plugins folder again.
+    pub plugins_rescan: Arc<tokio::sync::Notify>,
 }
 
 /// The first load of the plugins folders, which `Host::start` prepares and
@@ -136,7 +138,9 @@ impl Host {
             Some(path) => warden_mcp::interaction::codec_with_key(warden_mcp::state_key::load(path)?)?,
             None => warden_mcp::interaction::process_codec()?,
         };
+        let plugins_rescan = reconciler.rescan_handle();
         let host = Self {
+            plugins_rescan,
             shared: Arc::new(Shared {
                 catalog: catalog.clone(),
                 runtime,
@@ -206,9 +210,11 @@ impl FirstLoad {
                 Err(error) => tracing::warn!("cannot prune the compiled-code cache: {error:#}"),
             });
         }
-        if let Some((watcher, batches)) = watching {
-            tokio::spawn(reconciler.run(watcher, batches));
-        }
+        match watching {
+            Some((watcher, batches)) => tokio::spawn(reconciler.run(watcher, batches)),
+            // Still there for a SIGHUP.
+            None => tokio::spawn(reconciler.run_unwatched()),
+        };
         Ok(())
     }
 }

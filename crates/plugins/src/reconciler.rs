@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use crate::catalog::{Catalog, CatalogHandle};
 use crate::loader::{self, Discovered, LoadError, Loader, PluginSource};
@@ -40,6 +40,8 @@ pub struct Reconciler {
     refused: BTreeSet<String>,
     /// Manifests without a component, logged once each.
     orphans: BTreeSet<PathBuf>,
+    /// Asks `run` to look at every folder again (SIGHUP).
+    rescan: Arc<Notify>,
 }
 
 /// What the plugins folders hold, by plugin.
@@ -90,7 +92,14 @@ impl Reconciler {
             failures: HashMap::new(),
             refused: BTreeSet::new(),
             orphans: BTreeSet::new(),
+            rescan: Arc::default(),
         }
+    }
+
+    /// What asks the running reconciler to look at every folder again, as
+    /// if each had been replaced (`notify_one`; SIGHUP does).
+    pub fn rescan_handle(&self) -> Arc<Notify> {
+        self.rescan.clone()
     }
 
     /// The plugins folders as resolved now.
@@ -151,18 +160,40 @@ impl Reconciler {
                     changes
                 }
                 _ = every.tick() => PluginChanges::default(),
+                () = self.rescan.notified() => {
+                    tracing::info!("looking at every plugins folder again, as asked");
+                    renewed.extend(0..self.roots.len());
+                    PluginChanges::default()
+                }
             };
-            changes.rescan.extend(self.follow(&mut watcher, &renewed));
+            changes.rescan.extend(self.follow(Some(&mut watcher), &renewed));
             if !changes.keys.is_empty() || !changes.rescan.is_empty() {
                 self.apply(&changes).await;
             }
         }
     }
 
+    /// Without a watcher (`--no-watch`): looks at every folder again each
+    /// time it is asked to (SIGHUP), and at no other time.
+    pub async fn run_unwatched(mut self) {
+        loop {
+            self.rescan.notified().await;
+            tracing::info!("looking at every plugins folder again, as asked");
+            let all: BTreeSet<usize> = (0..self.roots.len()).collect();
+            // Follows each folder's name first: a swapped symlink counts too.
+            self.follow(None, &all);
+            let changes = PluginChanges {
+                rescan: all,
+                ..PluginChanges::default()
+            };
+            self.apply(&changes).await;
+        }
+    }
+
     /// Resolves each folder's name again (`renewed`: folders an event says
     /// were created or removed themselves); returns the folders to look at
     /// whole (now another folder, or back).
-    fn follow(&mut self, watcher: &mut Watcher, renewed: &BTreeSet<usize>) -> BTreeSet<usize> {
+    fn follow(&mut self, mut watcher: Option<&mut Watcher>, renewed: &BTreeSet<usize>) -> BTreeSet<usize> {
         let mut rescan = BTreeSet::new();
         for (index, folder) in self.folders.iter_mut().enumerate() {
             match folder.follow(renewed.contains(&index)) {
@@ -176,9 +207,11 @@ impl Reconciler {
                     );
                 }
                 Followed::Moved { before, now } => {
-                    watcher.remove(&before);
-                    if let Err(error) = watcher.add(&now, RecursiveMode::Recursive) {
-                        tracing::warn!("{error:#}; changes in it are found once a second only");
+                    if let Some(watcher) = watcher.as_deref_mut() {
+                        watcher.remove(&before);
+                        if let Err(error) = watcher.add(&now, RecursiveMode::Recursive) {
+                            tracing::warn!("{error:#}; changes in it are found once a second only");
+                        }
                     }
                     self.loader.protect_plugins_folder(&now);
                     if before == now {
