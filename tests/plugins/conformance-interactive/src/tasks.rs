@@ -1,9 +1,10 @@
-//! The task fixtures of the 2026-07-28 suite (SEP-2663, `tasks-*`). Whether a call becomes a task
-//! is the operator's decision, in the manifest `tests/conformance/run.sh` writes (`[tasks.tools]`):
-//! `slow_compute`, `confirm_delete` and `multi_input` may, `failing_job`, `protocol_error_job` and
-//! `test_tool_with_task` must. A call becomes a task once it outlives Warden's short immediate
-//! window, so the fixtures that ask through a task work a moment before asking; the one that asks
-//! before its task exists (`test_tool_with_task`) asks at once.
+//! The task fixtures of the 2026-07-28 suite (SEP-2663, `tasks-*`). The plugin declares each one's
+//! task support itself (`list-tool-execution` in `tools.rs`, contract 0.3.0): `slow_compute`,
+//! `confirm_delete` and `multi_input` may become tasks, `failing_job`, `protocol_error_job` and
+//! `test_tool_with_task` must; an operator's manifest (`[tasks]`) may still override that. A call
+//! becomes a task once it outlives Warden's short immediate window, so the fixtures that ask
+//! through a task work a moment before asking; the one that asks before its task exists
+//! (`test_tool_with_task`) asks at once.
 
 use std::time::{Duration, Instant};
 
