@@ -142,10 +142,12 @@ impl TaskDriver {
         Ok(record.task())
     }
 
-    /// Writes the record, renewing the lease.
-    async fn save(&self) {
+    /// Writes the record, renewing the lease. False once the store has
+    /// refused it: the record is gone, or a sweep failed it when the lease
+    /// ran out — the task is lost to this runner.
+    async fn save(&self) -> bool {
         if self.closed.load(Ordering::SeqCst) {
-            return;
+            return true;
         }
         let now = now_ms();
         let record = {
@@ -154,8 +156,16 @@ impl TaskDriver {
             record.clone()
         };
         match self.tasks.store().put(&record).await {
-            Ok(()) => self.saved_ms.store(now, Ordering::SeqCst),
-            Err(error) => tracing::warn!(plugin = %self.plugin, "cannot write a task record: {error:#}"),
+            Ok(written) => {
+                if written {
+                    self.saved_ms.store(now, Ordering::SeqCst);
+                }
+                written
+            }
+            Err(error) => {
+                tracing::warn!(plugin = %self.plugin, "cannot write a task record: {error:#}");
+                true
+            }
         }
     }
 
@@ -183,9 +193,9 @@ impl TaskDriver {
         }
         self.poll().await;
         self.wake.notify_one();
-        self.save().await;
+        let kept = self.save().await;
         let saved = self.saved_ms.load(Ordering::SeqCst);
-        if now_ms().saturating_sub(saved) > LEASE.as_millis() as u64 {
+        if !kept || now_ms().saturating_sub(saved) > LEASE.as_millis() as u64 {
             tracing::error!(plugin = %self.plugin, "lost the lease on a task: stopping it");
             self.closed.store(true, Ordering::SeqCst);
             self.cancel.cancel();
@@ -214,10 +224,13 @@ impl TaskDriver {
             apply(&mut record, ended);
             record.status_name()
         };
-        self.save().await;
+        // Not written: a sweep wrote (and reported) `failed` already.
+        let written = self.save().await;
         self.closed.store(true, Ordering::SeqCst);
         self.tasks.release(&self.id);
-        self.event(status, None);
+        if written {
+            self.event(status, None);
+        }
     }
 
     /// Shutdown cannot wait for it: it fails, saying why.
@@ -229,11 +242,13 @@ impl TaskDriver {
             let mut record = self.lock();
             apply(&mut record, Finish::Failed(error_object(INTERNAL_ERROR, why)));
         }
-        self.save().await;
+        let written = self.save().await;
         self.closed.store(true, Ordering::SeqCst);
         self.cancel.cancel();
         self.tasks.release(&self.id);
-        self.event("failed", Some(why));
+        if written {
+            self.event("failed", Some(why));
+        }
     }
 
     async fn set_status(&self, status: TaskStatus, requests: Option<InputRequests>) {

@@ -7,6 +7,8 @@
 //! - `warden:task:{id}:cancel`: present once `tasks/cancel` was asked;
 //! - `warden:tasks` and `warden:tasks:{caller digest}`: the ids held, scored
 //!   by expiry, for the bounds;
+//! - `warden:tasks:leases`: the ids of unfinished tasks, scored by when their
+//!   runner's lease runs out, for the sweep that fails them (`fail_lapsed`);
 //! - `warden:state:{digest}`: an interactive `requestState` already used.
 
 use std::collections::BTreeMap;
@@ -43,6 +45,36 @@ const ALL_KEY: &str = "warden:tasks";
 fn all_member(record: &TaskRecord) -> String {
     serde_json::json!([record.id, record.plugin, record.tool]).to_string()
 }
+
+/// Unfinished tasks, scored by when their lease runs out.
+const LEASES_KEY: &str = "warden:tasks:leases";
+
+/// The runner's write: never over a record that has ended (a sweep failed
+/// it once the lease ran out), nor one that is gone; the lease index
+/// follows. KEYS: record, leases. ARGV: json, px, id, lease-until or "".
+const PUT: &str = r#"
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local status = cjson.decode(current)['status']
+if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if ARGV[4] == '' then redis.call('ZREM', KEYS[2], ARGV[3]) else redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
+return 1
+"#;
+
+/// A sweep's write of `failed`: only over the very record it read (compare
+/// and set), so one replica writes it, and not over a renewal.
+/// KEYS: record, leases. ARGV: json read, json to write, id.
+const FAIL_LAPSED: &str = r#"
+local current = redis.call('GET', KEYS[1])
+if current ~= ARGV[1] then
+  if not current then redis.call('ZREM', KEYS[2], ARGV[3]) end
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+redis.call('ZREM', KEYS[2], ARGV[3])
+return 1
+"#;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -102,8 +134,11 @@ impl RedisStore {
         }
         let json = serde_json::to_string(record).map_err(|e| Refusal::Unavailable(e.into()))?;
         let expires = record.expires_ms();
-        redis::pipe()
-            .atomic()
+        let mut pipe = redis::pipe();
+        if !record.is_terminal() {
+            pipe.zadd(LEASES_KEY, &record.id, record.lease_until_ms).ignore();
+        }
+        pipe.atomic()
             .cmd("SET")
             .arg(record_key(&record.id))
             .arg(json)
@@ -178,20 +213,85 @@ impl RedisStore {
         Ok(Some(Seen { record, answered }))
     }
 
-    pub async fn put(&self, record: &TaskRecord) -> Result<()> {
+    pub async fn put(&self, record: &TaskRecord) -> Result<bool> {
         let mut connection = self.connection.clone();
         let json = serde_json::to_string(record)?;
-        // XX: a record that expired stays gone.
-        redis::cmd("SET")
+        let lease = if record.is_terminal() {
+            String::new()
+        } else {
+            record.lease_until_ms.to_string()
+        };
+        let written: u8 = redis::cmd("EVAL")
+            .arg(PUT)
+            .arg(2)
             .arg(record_key(&record.id))
+            .arg(LEASES_KEY)
             .arg(json)
-            .arg("PX")
             .arg(left(record.expires_ms()))
-            .arg("XX")
-            .query_async::<Option<String>>(&mut connection)
+            .arg(&record.id)
+            .arg(lease)
+            .query_async(&mut connection)
             .await
             .context("the task store did not take the record")?;
-        Ok(())
+        Ok(written == 1)
+    }
+
+    /// Fails the unfinished tasks whose lease ran out; the replica whose
+    /// compare-and-set writes a record is the one that reports it.
+    pub async fn fail_lapsed(&self) -> Result<Vec<TaskRecord>> {
+        let mut connection = self.connection.clone();
+        let now = now_ms();
+        let ids: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+            .arg(LEASES_KEY)
+            .arg("-inf")
+            .arg(format!("({now}"))
+            .arg("LIMIT")
+            .arg(0)
+            .arg(SWEEP_BATCH)
+            .query_async(&mut connection)
+            .await
+            .context("cannot read the lease index")?;
+        let mut failed = Vec::new();
+        for id in ids {
+            let read: Option<String> = redis::cmd("GET")
+                .arg(record_key(&id))
+                .query_async(&mut connection)
+                .await
+                .context("the task store did not answer")?;
+            let record = read
+                .as_deref()
+                .and_then(|json| serde_json::from_str::<TaskRecord>(json).ok())
+                .filter(|record| !record.is_terminal());
+            let (Some(read), Some(record)) = (read, record) else {
+                // Gone or ended: nothing to fail.
+                redis::cmd("ZREM")
+                    .arg(LEASES_KEY)
+                    .arg(&id)
+                    .query_async::<()>(&mut connection)
+                    .await
+                    .context("cannot update the lease index")?;
+                continue;
+            };
+            if record.lease_until_ms >= now {
+                continue;
+            }
+            let record = record.seen_at(now, &[]);
+            let written: u8 = redis::cmd("EVAL")
+                .arg(FAIL_LAPSED)
+                .arg(2)
+                .arg(record_key(&id))
+                .arg(LEASES_KEY)
+                .arg(read)
+                .arg(serde_json::to_string(&record)?)
+                .arg(&id)
+                .query_async(&mut connection)
+                .await
+                .context("the task store did not take the record")?;
+            if written == 1 {
+                failed.push(record);
+            }
+        }
+        Ok(failed)
     }
 
     pub async fn answer(&self, id: &str, answers: BTreeMap<String, Value>, expires_ms: u64) -> Result<()> {

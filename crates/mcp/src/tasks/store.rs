@@ -104,14 +104,23 @@ impl TaskStore {
         }
     }
 
-    /// The runner's write of its record.
-    pub async fn put(&self, record: &TaskRecord) -> Result<()> {
+    /// The runner's write of its record. False when it was not written: the
+    /// record is gone, or already ended — by a sweep that found the runner's
+    /// lease run out (`fail_lapsed`), so the runner has lost the task.
+    pub async fn put(&self, record: &TaskRecord) -> Result<bool> {
         match self {
-            TaskStore::Memory(store) => {
-                store.put(record);
-                Ok(())
-            }
+            TaskStore::Memory(store) => Ok(store.put(record)),
             TaskStore::Redis(store) => store.put(record).await,
+        }
+    }
+
+    /// Writes `failed` into the records of unfinished tasks whose runner's
+    /// lease ran out (its replica died or stalled) and returns them as
+    /// written: each is written, and returned, by one sweep only.
+    pub async fn fail_lapsed(&self) -> Result<Vec<TaskRecord>> {
+        match self {
+            TaskStore::Memory(store) => Ok(store.fail_lapsed(now_ms())),
+            TaskStore::Redis(store) => store.fail_lapsed().await,
         }
     }
 
@@ -236,15 +245,34 @@ impl MemoryStore {
         })
     }
 
-    fn put(&self, record: &TaskRecord) {
+    fn put(&self, record: &TaskRecord) -> bool {
         let mut inner = self.lock();
-        let size = record.size();
         let Some(entry) = inner.tasks.get_mut(&record.id) else {
-            return;
+            return false;
         };
-        let old = std::mem::replace(&mut entry.size, size);
-        entry.record = record.clone();
+        if entry.record.is_terminal() {
+            return false;
+        }
+        let (old, size) = entry.replace(record.clone());
         inner.bytes = inner.bytes - old + size;
+        true
+    }
+
+    fn fail_lapsed(&self, now: u64) -> Vec<TaskRecord> {
+        let mut inner = self.lock();
+        let mut failed = Vec::new();
+        let mut bytes = inner.bytes;
+        for entry in inner.tasks.values_mut() {
+            if entry.record.is_terminal() || entry.record.lease_until_ms >= now || failed.len() >= SWEEP_BATCH {
+                continue;
+            }
+            let record = entry.record.clone().seen_at(now, &[]);
+            let (old, size) = entry.replace(record.clone());
+            bytes = bytes - old + size;
+            failed.push(record);
+        }
+        inner.bytes = bytes;
+        failed
     }
 
     fn answer(&self, id: &str, answers: BTreeMap<String, Value>) {
@@ -274,6 +302,15 @@ impl MemoryStore {
             },
             None => Control::default(),
         }
+    }
+}
+
+impl Entry {
+    /// Replaces the record; returns the old size and the new.
+    fn replace(&mut self, record: TaskRecord) -> (usize, usize) {
+        let size = record.size();
+        self.record = record;
+        (std::mem::replace(&mut self.size, size), size)
     }
 }
 
@@ -375,6 +412,47 @@ mod tests {
         store.create(&record("b", "alice", 60_000)).unwrap();
         let inner = store.lock();
         assert_eq!(inner.bytes, inner.tasks["b"].size);
+    }
+
+    #[test]
+    fn a_task_whose_lease_ran_out_is_written_failed_once_and_its_runner_locked_out() {
+        let store = MemoryStore::new(Bounds::default());
+        let now = now_ms();
+        let mut orphan = record("orphan", "alice", 60_000);
+        orphan.lease_until_ms = now - 1;
+        orphan.replica = "warden-2".into();
+        store.create(&orphan).unwrap();
+        store.create(&record("alive", "alice", 60_000)).unwrap();
+        let mut done = record("done", "alice", 60_000);
+        done.lease_until_ms = now - 1;
+        done.status = TaskStatus::Completed;
+        store.create(&done).unwrap();
+
+        let failed = store.fail_lapsed(now);
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert_eq!(failed[0].id, "orphan");
+        assert_eq!(failed[0].status, TaskStatus::Failed);
+        let message = failed[0].error.as_ref().unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(message.contains("(`warden-2`) stopped before it finished"), "{message}");
+        // Written, not only derived at read time: the stored record says so.
+        let stored = store.get("orphan").unwrap().record;
+        assert_eq!(stored.status, TaskStatus::Failed);
+        assert_eq!(stored.error, failed[0].error);
+        assert_eq!(store.get("done").unwrap().record.status, TaskStatus::Completed);
+        assert_eq!(store.get("alive").unwrap().record.status, TaskStatus::Working);
+        // Once: the next sweep finds nothing.
+        assert!(store.fail_lapsed(now + 1).is_empty());
+        // The runner that comes back cannot write `working` over it.
+        let mut late = orphan.clone();
+        late.lease_until_ms = now + 5_000;
+        assert!(!store.put(&late));
+        assert_eq!(store.get("orphan").unwrap().record.status, TaskStatus::Failed);
+        assert!(store.put(&record("alive", "alice", 60_000)));
+        let inner = store.lock();
+        assert_eq!(inner.bytes, inner.tasks.values().map(|e| e.size).sum::<usize>());
     }
 
     #[test]
