@@ -2,9 +2,11 @@
 
 Tools: `csv_to_markdown` (a Markdown table), `summarize_csv` (each column's type,
 fill and range; it may run as an MCP task, contract 0.3.0), `query_csv` (select,
-filter, sort), and two that ask the user (contract 0.2.0 interaction; the manifest
-grants `[interaction] elicit`): `delete_rows` (after a confirmation) and `add_row`
-(the row's values in a form).
+filter, sort), and four that ask the client (contract 0.2.0 interaction; the manifest
+grants `[interaction] elicit`, `sample` and `roots`): `delete_rows` (the user confirms),
+`add_row` (the row's values in a form), `describe_columns` (the client's model describes
+the columns: sampling) and `find_csv_folders` (the client's roots that look like CSV
+folders).
 Resources: `csv://samples` (the sample tables) and `csv://samples/{name}` (one of
 them). Prompt: `analyze_csv`. Deterministic: no clock, no randomness, no I/O.
 
@@ -14,6 +16,7 @@ them). Prompt: `analyze_csv`. Deterministic: no clock, no randomness, no I/O.
 
 import csv
 import io
+from urllib.parse import unquote, urlsplit
 from dataclasses import dataclass, field
 from typing import Annotated, List, Literal, Optional
 
@@ -26,6 +29,7 @@ from warden_plugin import (
     Plugin,
     PromptReference,
     Refused,
+    SamplingRequest,
     cancelled,
     progress,
     ResourceTemplateReference,
@@ -311,6 +315,92 @@ def add_row(csv: str, input: Input, delimiter: Delimiter = ",") -> str:
     values = answer.content or {}
     row = [str(values.get(name, "")) for name in header]
     return write_table(header, body + [row], delimiter)
+
+
+# What the tools that ask the client's model or its roots say when they cannot ask.
+CANNOT_SAMPLE = (
+    "it needs the client's model, and that cannot be asked here (the client does not support "
+    "sampling, or the operator has not granted `[interaction] sample` to this plugin)"
+)
+CANNOT_LIST_ROOTS = (
+    "it needs the client's roots, and they cannot be asked for here (the client does not "
+    "support roots, or the operator has not granted `[interaction] roots` to this plugin)"
+)
+SHOWN_ROWS = 5
+
+
+@app.tool(title="Describe CSV columns", read_only_hint=True)
+def describe_columns(csv: str, input: Input, delimiter: Delimiter = ",") -> str:
+    """Asks the client's model (sampling) what each column of a CSV table holds, showing
+    it the header and the first rows, and returns its answer.
+
+    Args:
+        csv: The CSV text, header first.
+    """
+    header, body = read_table(csv, delimiter)
+    if not input.can_ask("sample"):
+        raise ValueError(f"described nothing: {CANNOT_SAMPLE}")
+    shown = body[:SHOWN_ROWS]
+    request = SamplingRequest(
+        [
+            f"What does each column of this CSV table hold? It has {len(body)} rows; "
+            f"the header and the first {len(shown)} follow.\n\n" + write_table(header, shown, delimiter)
+        ],
+        max_tokens=60 * len(header),
+        system_prompt="You describe data tables to an analyst: one short line per column, "
+        "\"name: what it holds\", in the table's order.",
+        temperature=0.0,
+    )
+    try:
+        answer = input.sample("describe", request)
+    except Refused as refused:
+        raise ValueError(f"described nothing: the client's model could not be asked ({refused.reason})") from None
+    if not answer.text:
+        raise ValueError(f"the model ({answer.model}) answered without text")
+    log("info", f"describe_columns: {len(header)} columns described by {answer.model}")
+    return f"{answer.text.strip()}\n\n(described by {answer.model})"
+
+
+@dataclass
+class Folder:
+    """A root of the client's."""
+
+    uri: str
+    name: Optional[str] = None
+
+
+@dataclass
+class CsvFolders:
+    folders: List[Folder] = field(metadata={"description": "The roots that look like they hold CSV tables."})
+    others: int = field(metadata={"description": "How many roots do not."})
+
+
+def looks_like_csv(uri: str, name: Optional[str]) -> bool:
+    """A `file:` root that is a `.csv` file, or whose last path segment or name mentions
+    csv, data or tables. (The plugin cannot look inside: it has no file access.)"""
+    parts = urlsplit(uri)
+    if parts.scheme != "file":
+        return False
+    last = unquote(parts.path).rstrip("/").rsplit("/", 1)[-1].lower()
+    if last.endswith(".csv"):
+        return True
+    words = f"{last} {(name or '').lower()}"
+    return any(word in words for word in ("csv", "data", "table"))
+
+
+@app.tool(title="Find CSV folders", read_only_hint=True)
+def find_csv_folders(input: Input) -> CsvFolders:
+    """Asks the client for its roots (the folders it works in) and lists those that look
+    like they hold CSV tables: a `file:` root that is a `.csv` file, or whose last path
+    segment or name mentions csv, data or tables."""
+    if not input.can_ask("list-roots"):
+        raise ValueError(f"found nothing: {CANNOT_LIST_ROOTS}")
+    try:
+        roots = input.roots("roots")
+    except Refused as refused:
+        raise ValueError(f"found nothing: the client's roots could not be asked for ({refused.reason})") from None
+    folders = [Folder(root.uri, root.name) for root in roots if looks_like_csv(root.uri, root.name)]
+    return CsvFolders(folders=folders, others=len(roots) - len(folders))
 
 
 # ------------------------------------------------------------------------- resources

@@ -1,12 +1,15 @@
 """What the drivers that check one component served over stdio share
 (python_component.py, python_sdk_plugin.py, js_sdk_plugin.py): Warden's command
 line, timed tools/call round trips, the checks of tool errors and of arguments
-the schema refuses, and the two connections (cold, then warm) with their figures."""
+the schema refuses, and the two connections (cold, then warm) with their figures;
+and a tool call run as an MCP task over Streamable HTTP (`run_as_task`: raw
+2026-07-28 JSON-RPC, since the Python SDK has no client for the tasks extension)."""
 
 import json
 import os
 import statistics
 import time
+import urllib.request
 from typing import Any, Awaitable, Callable, Optional
 
 from mcp import StdioServerParameters
@@ -95,3 +98,97 @@ async def cold_then_warm(checks: Checks, server: StdioServerParameters, session:
                     f"mode={mode}: {len(ms)} tools/call round trips {what}: min {ms[0]:.1f} ms, "
                     f"median {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms"
                 )
+
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+def post_2026(url: str, method: str, params: dict) -> dict:
+    """One 2026-07-28 JSON-RPC request to `warden serve --http` at URL, as a client that
+    declared the tasks extension sends it (in the request's `_meta`, with the `Mcp-Method`
+    and `Mcp-Name` headers); the JSON-RPC answer (plain JSON or one SSE event)."""
+    params = dict(params)
+    params["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "warden-interop-tasks", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXTENSION: {}}},
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": method,
+    }
+    name = params.get("name") or params.get("taskId")
+    if name:
+        headers["Mcp-Name"] = name
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=60) as response:
+        text = response.read().decode()
+    if text.lstrip().startswith("{"):
+        return json.loads(text)
+    for line in text.splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            message = json.loads(line[5:])
+            if message.get("id") == 1:
+                return message
+    raise RuntimeError(f"{method}: no answer in {text[:300]!r}")
+
+
+def run_as_task(
+    checks: Checks,
+    url: str,
+    tool: str,
+    arguments: dict,
+    structured: Any,
+    text: str,
+    messages: Optional[set] = None,
+    limit: float = 300.0,
+) -> None:
+    """Calls TOOL over HTTP as a client that supports tasks and checks that the call became
+    a task (`resultType: "task"`, `working`), then polls `tasks/get` every `pollIntervalMs`
+    (the server's own interval; at most `limit` seconds in all) until it ends, and checks it
+    `completed` with exactly `structured` as structuredContent and `text` as its one text
+    (and every `statusMessage` seen while it ran among `messages`). Prints the figures."""
+    what = f"[task {tool}]"
+    began = time.perf_counter()
+    created = post_2026(url, "tools/call", {"name": tool, "arguments": arguments})
+    answered = time.perf_counter() - began
+    result = created.get("result", {})
+    if not checks.equal(f"{what} tools/call answered resultType", result.get("resultType"), "task"):
+        checks.failed.append(f"{what} not a task (after {answered * 1000:.0f} ms): {json.dumps(created)[:400]}")
+        return
+    checks.equal(f"{what} created `working`", result.get("status"), "working")
+    task_id, interval = result.get("taskId"), result.get("pollIntervalMs")
+    checks.true(f"{what} a taskId", isinstance(task_id, str) and len(task_id) >= 20, f"taskId {task_id!r}")
+    checks.true(f"{what} pollIntervalMs and ttlMs", isinstance(interval, int) and interval > 0
+                and isinstance(result.get("ttlMs"), int), f"created {json.dumps(result)}")
+    if not isinstance(task_id, str) or not isinstance(interval, int) or interval <= 0:
+        return
+    polls, seen = 0, []
+    while True:
+        time.sleep(interval / 1000)  # the poll interval the server asked for
+        got = post_2026(url, "tasks/get", {"taskId": task_id})
+        task = got.get("result")
+        polls += 1
+        if task is None:
+            checks.failed.append(f"{what} tasks/get answered {json.dumps(got)[:400]}")
+            return
+        if "statusMessage" in task and task["status"] == "working":
+            seen.append(task["statusMessage"])
+        if task.get("status") != "working" or time.perf_counter() - began > limit:
+            break
+    took = time.perf_counter() - began
+    checks.equal(f"{what} tasks/get id", task.get("taskId"), task_id)
+    checks.equal(f"{what} polled to `completed`", task.get("status"), "completed")
+    done = task.get("result") or {}
+    checks.equal(f"{what} result isError", done.get("isError"), False)
+    checks.equal(f"{what} result structuredContent", done.get("structuredContent"), structured)
+    checks.equal(f"{what} result text", [c.get("text") for c in done.get("content", [])], [text])
+    if messages is not None:
+        checks.true(f"{what} each statusMessage is the plugin's progress", all(m in messages for m in seen), f"seen {seen}")
+    shown = f"; statusMessage seen: {', '.join(dict.fromkeys(seen))}" if seen else ""
+    print(
+        f"task {tool}: created in {answered * 1000:.0f} ms (resultType task, pollIntervalMs {interval}), "
+        f"{task.get('status')} after {took:.2f} s and {polls} tasks/get{shown}"
+    )

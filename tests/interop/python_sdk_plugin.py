@@ -6,11 +6,18 @@ annotations), results (text and structuredContent), an exception as an isError
 result, arguments the schema refuses, resources, the template, the prompt,
 completions and a host.log message; and interaction (contract 0.2.0): `delete_rows`
 asks for a confirmation and `add_row` for a form, answered by the client's
-elicitation callback (accepted and declined) — during the call on the 2025-11-25 wire
+elicitation callback (accepted and declined), `describe_columns` asks the client's
+model (its sampling callback: the exact request checked) and `find_csv_folders` the
+client's roots (its list-roots callback) — during the call on the 2025-11-25 wire
 (legacy mode), as input-required results the client retries on the 2026-07-28 wire
 (auto mode).
 
-usage: python python_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR
+Then, with URL (`warden serve --http` of the same folder), `summarize_csv` on a
+40 000-row table runs as an MCP task (contract 0.3.0 `task="optional"`): raw 2026-07-28
+JSON-RPC from a client that declared the tasks extension, created, polled with
+`tasks/get` to `completed`, the exact summary (component_driver.run_as_task).
+
+usage: python python_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR [URL]
 
 CACHE_DIR should be empty: the first connection then measures a cold load (the
 component compiled), the second a warm one (from Warden's compiled-code cache).
@@ -27,7 +34,15 @@ from mcp import types
 from mcp.types import PromptReference, ResourceTemplateReference
 
 from checks import Checks, dump, texts
-from component_driver import Latencies, check_refused, check_tool_errors, cold_then_warm, serve_component, timed_calls
+from component_driver import (
+    Latencies,
+    check_refused,
+    check_tool_errors,
+    cold_then_warm,
+    run_as_task,
+    serve_component,
+    timed_calls,
+)
 
 PLANETS = (
     "name,type,moons,radius_km\n"
@@ -210,6 +225,47 @@ TOOLS = {
             "required": ["rows", "columns"],
             "additionalProperties": False,
             "description": "The shape of a CSV table.",
+        },
+    },
+    "describe_columns": {
+        "title": "Describe CSV columns",
+        "description": "Asks the client's model (sampling) what each column of a CSV table holds, showing\n"
+        "it the header and the first rows, and returns its answer.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"csv": CSV, "delimiter": DELIMITER},
+            "required": ["csv"],
+            "additionalProperties": False,
+        },
+        "outputSchema": None,
+    },
+    "find_csv_folders": {
+        "title": "Find CSV folders",
+        "description": "Asks the client for its roots (the folders it works in) and lists those that look\n"
+        "like they hold CSV tables: a `file:` root that is a `.csv` file, or whose last path\n"
+        "segment or name mentions csv, data or tables.",
+        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "folders": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "uri": {"type": "string"},
+                            "name": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+                        },
+                        "required": ["uri"],
+                        "additionalProperties": False,
+                        "description": "A root of the client's.",
+                    },
+                    "description": "The roots that look like they hold CSV tables.",
+                },
+                "others": {"type": "integer", "description": "How many roots do not."},
+            },
+            "required": ["folders", "others"],
+            "additionalProperties": False,
         },
     },
 }
@@ -431,6 +487,83 @@ async def check_interaction(checks: Checks, mode: str, client, answers: list, as
     checks.equal(f"[{mode}] every queued answer was used", answers, [])
 
 
+# describe_columns: what the plugin asks the client's model (sampling/createMessage, as the
+# client's sampling callback receives it, without `_meta`) and what the model answers.
+DESCRIBE_SYSTEM = 'You describe data tables to an analyst: one short line per column, "name: what it holds", in the table\'s order.'
+DESCRIPTIONS = {
+    "planets": "name: the planet's name\ntype: terrestrial, gas giant or ice giant\nmoons: known moons\nradius_km: mean radius in km",
+    "scores": "player: who played\nscore: their points",
+}
+
+
+def describe_request(rows: int, shown: str, columns: int) -> dict:
+    return {
+        "messages": [
+            {
+                "role": "user",
+                "content": {
+                    "type": "text",
+                    "text": f"What does each column of this CSV table hold? It has {rows} rows; "
+                    f"the header and the first {shown.count(chr(10)) - 1} follow.\n\n{shown}",
+                },
+            }
+        ],
+        "systemPrompt": DESCRIBE_SYSTEM,
+        "maxTokens": 60 * columns,
+        "temperature": 0.0,
+    }
+
+
+# find_csv_folders: the roots the client's list-roots callback answers, and which of them
+# the plugin keeps.
+ROOTS = [
+    ("file:///home/ada/projects/survey-data", "Survey"),
+    ("file:///home/ada/src/warden", "Warden source"),
+    ("file:///home/ada/exports/planets.csv", None),
+    ("file:///srv/shared", "Quarterly tables"),
+    ("file:///home/ada/notes", None),
+]
+CSV_FOLDERS = {
+    "folders": [
+        {"uri": "file:///home/ada/projects/survey-data", "name": "Survey"},
+        {"uri": "file:///home/ada/exports/planets.csv", "name": None},
+        {"uri": "file:///srv/shared", "name": "Quarterly tables"},
+    ],
+    "others": 2,
+}
+
+
+async def check_sampling_and_roots(checks: Checks, mode: str, client, sampled: list, listed_roots: list) -> None:
+    """describe_columns (sampling) and find_csv_folders (roots): the exact request the
+    client's callbacks received and the exact result."""
+    result = await client.call_tool("describe_columns", {"csv": PLANETS})
+    checks.equal(
+        f"[{mode}] describe_columns planets",
+        [bool(result.is_error), texts(result)],
+        [False, [DESCRIPTIONS["planets"] + "\n\n(described by csv-describer-1)"]],
+    )
+    result = await client.call_tool("describe_columns", {"csv": "player;score\nAda;7\nGrace;9\n", "delimiter": ";"})
+    checks.equal(
+        f"[{mode}] describe_columns scores (delimiter ;)",
+        [bool(result.is_error), texts(result)],
+        [False, [DESCRIPTIONS["scores"] + "\n\n(described by csv-describer-1)"]],
+    )
+    planets_head = "".join(line + "\n" for line in PLANETS.splitlines()[:6])
+    checks.equal(f"[{mode}] what the sampling callback was asked", sampled, [
+        describe_request(8, planets_head, 4),
+        describe_request(2, "player;score\nAda;7\nGrace;9\n", 2),
+    ])
+    result = await client.call_tool("find_csv_folders", {})
+    checks.equal(f"[{mode}] find_csv_folders isError", result.is_error, False)
+    checks.equal(f"[{mode}] find_csv_folders structuredContent", result.structured_content, CSV_FOLDERS)
+    checks.equal(
+        f"[{mode}] find_csv_folders text",
+        texts(result),
+        [json.dumps(CSV_FOLDERS, separators=(",", ":"))],
+    )
+    checks.equal(f"[{mode}] the list-roots callback was asked once", listed_roots, [mode])
+
+
 async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: Latencies) -> float:
     """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
     logged: list[dict] = []
@@ -447,9 +580,35 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
         action, content = answers.pop(0)
         return types.ElicitResult(action=action, content=content)
 
+    sampled: list = []  # the sampling requests, as JSON without _meta
+    listed_roots: list = []  # one entry per roots/list
+
+    async def on_sample(context, params):
+        request = params.model_dump(by_alias=True, exclude_none=True, mode="json")
+        request.pop("_meta", None)
+        sampled.append(request)
+        prompt = params.messages[0].content.text
+        table = "planets" if "name,type,moons,radius_km" in prompt else "scores"
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=DESCRIPTIONS[table] + "\n"),
+            model="csv-describer-1",
+            stop_reason="endTurn",
+        )
+
+    async def on_list_roots(context):
+        listed_roots.append(mode)
+        return types.ListRootsResult(roots=[types.Root(uri=uri, name=name) for uri, name in ROOTS])
+
     started = time.perf_counter()
     async with Client(
-        server, mode=mode, logging_callback=on_log, log_level="info", elicitation_callback=on_elicit
+        server,
+        mode=mode,
+        logging_callback=on_log,
+        log_level="info",
+        elicitation_callback=on_elicit,
+        sampling_callback=on_sample,
+        list_roots_callback=on_list_roots,
     ) as client:
         listed = await client.list_tools()
         load = time.perf_counter() - started
@@ -570,14 +729,43 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
             checks.equal(f"[{mode}] complete {dump(ref)} {argument}={value!r}", result.completion.values, want)
 
         await check_interaction(checks, mode, client, answers, asked)
+        await check_sampling_and_roots(checks, mode, client, sampled, listed_roots)
     return load
+
+
+# A table big enough that summarize_csv outlives the 100 ms after which Warden makes a
+# call a task (about a second of Python in the sandbox): 40 000 rows, 0.8 MB.
+BIG_ROWS = 40_000
+BIG_CSV = "id,score,group,label\n" + "".join(
+    f"{i},{(i % 400) * 0.25},{i % 13},item-{i % 97}\n" for i in range(1, BIG_ROWS + 1)
+)
+BIG_SUMMARY = {
+    "rows": BIG_ROWS,
+    "columns": [
+        column("id", "integer", BIG_ROWS, BIG_ROWS, 1, BIG_ROWS, (BIG_ROWS + 1) / 2),
+        column("score", "number", BIG_ROWS, 400, 0.0, 99.75, 49.875),
+        column("group", "integer", BIG_ROWS, 13, 0, 12, sum(i % 13 for i in range(1, BIG_ROWS + 1)) / BIG_ROWS),
+        column("label", "text", BIG_ROWS, 97),
+    ],
+}
 
 
 async def main() -> None:
     warden, plugins, cache = sys.argv[1:4]
+    url = sys.argv[4] if len(sys.argv) > 4 else None
     server = serve_component(warden, plugins, cache)
     checks = Checks()
     await cold_then_warm(checks, server, session)
+    if url:
+        print(f"== summarize_csv as an MCP task over HTTP ({url}): {len(BIG_CSV)} bytes of CSV")
+        try:
+            run_as_task(
+                checks, url, "summarize_csv", {"csv": BIG_CSV}, BIG_SUMMARY,
+                json.dumps(BIG_SUMMARY, separators=(",", ":")),
+                messages={f"column {c['name']}" for c in BIG_SUMMARY["columns"]},
+            )
+        except Exception as error:
+            checks.failed.append(f"[task summarize_csv] raised {type(error).__name__}: {error}")
     sys.exit(checks.summary("python SDK plugin"))
 
 

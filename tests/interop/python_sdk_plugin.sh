@@ -12,14 +12,18 @@
 #     0.3.0), the others nothing — and `warden call` runs its tools (exit 0, 1, 2; with
 #     no client, the interactive tools say they cannot ask);
 #  5. `warden serve` serves it, with its manifest (plugins-py/csvtools/warden.toml:
-#     `[interaction] elicit`), over stdio to the official Python MCP SDK (mcp 2.3.0,
-#     both protocol eras), which checks exact values, elicitation answered by its
-#     callback included (tests/interop/python_sdk_plugin.py).
+#     `[interaction] elicit`, `sample`, `roots`), over stdio to the official Python MCP
+#     SDK (mcp 2.3.0, both protocol eras), which checks exact values, elicitation,
+#     sampling and roots answered by its callbacks included; then `warden serve --http`
+#     of the same folder runs `summarize_csv` on a 40 000-row table as an MCP task, driven
+#     with raw 2026-07-28 JSON-RPC (mcp 2.3.0 has no tasks client): created, polled with
+#     tasks/get to `completed`, the exact summary (tests/interop/python_sdk_plugin.py).
 #
 # Installs componentize-py and mcp into target/interop/venv (the venv the other
 # interop scripts use); builds Warden (debug; WARDEN_BIN=<path> uses that binary
 # instead). Prints the component's size, how long Warden took to load it (cold and
-# from its cache) and the tools/call round trips; exits non-zero on any mismatch.
+# from its cache), the tools/call round trips and how long the task took; exits
+# non-zero on any mismatch.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/tests/interop/lib.sh"
@@ -59,15 +63,20 @@ warden_binary
 
 # An empty compiled-code cache: the first connection measures a cold load.
 # (`warden check` takes no --cache-dir: it uses $XDG_CACHE_HOME/warden, the same folder.)
-rm -rf "$work/python-sdk-cache"
+rm -rf "$work/python-sdk-cache" "$work/python-sdk-http-cache"
 cache="$work/python-sdk-cache/warden"
-stdio_driver "$work/python-sdk.log" 900 python_sdk_plugin.py "$warden" "$plugins" "$cache"
+# The HTTP server for the task (its own cache: it compiles the component before it
+# listens, so the stdio connection below still measures a cold load).
+echo "== warden serve --http (for the task): $plugins"
+serve_http "$work/python-sdk-http.log" --plugins "$plugins" --cache-dir "$work/python-sdk-http-cache" --no-watch
+stdio_driver "$work/python-sdk.log" 900 python_sdk_plugin.py "$warden" "$plugins" "$cache" "$url"
+stop_http
 
 echo "== warden check $plugins/csvtools.wasm"
 XDG_CACHE_HOME="$work/python-sdk-cache" "$warden" check "$plugins/csvtools.wasm" >"$work/python-sdk-check.txt" \
   || { cat "$work/python-sdk-check.txt"; echo "warden check refused the component"; exit 1; }
 for line in "exports      tools, resources, prompts, completions" \
-            "tools        add_row, csv_to_markdown, delete_rows, query_csv, summarize_csv" \
+            "tools        add_row, csv_to_markdown, delete_rows, describe_columns, find_csv_folders, query_csv, summarize_csv" \
             "resources    csv://samples, csv://samples/{name}" "prompts      analyze_csv"; do
   grep -qF -- "$line" "$work/python-sdk-check.txt" \
     || { cat "$work/python-sdk-check.txt"; echo "warden check: no line '$line'"; exit 1; }
@@ -91,7 +100,7 @@ check_task summarize_csv "    task       optional (declared by the plugin)"
 if grep -q '^[[:space:]]*\[tasks[].]' "$source/warden.toml"; then
   echo "warden check: $source/warden.toml has [tasks]: the tools without a declaration are as it says"
 else
-  for tool in add_row csv_to_markdown delete_rows query_csv; do
+  for tool in add_row csv_to_markdown delete_rows describe_columns find_csv_folders query_csv; do
     check_task "$tool" "    task       forbidden (default)"
   done
 fi
@@ -124,6 +133,10 @@ call 1 '{"content":[{"type":"text","text":"did not delete 1 rows: it needs the u
   delete_rows '{"csv":"a\n1\n2\n","column":"a","value":"1"}'
 call 0 '{"content":[{"type":"text","text":"No row has a = \"3\": nothing to delete."}],"isError":false}' \
   delete_rows '{"csv":"a\n1\n2\n","column":"a","value":"3"}'
+call 1 '{"content":[{"type":"text","text":"described nothing: it needs the client'"'"'s model, and that cannot be asked here (the client does not support sampling, or the operator has not granted `[interaction] sample` to this plugin)"}],"isError":true}' \
+  describe_columns '{"csv":"a\n1\n"}'
+call 1 '{"content":[{"type":"text","text":"found nothing: it needs the client'"'"'s roots, and they cannot be asked for here (the client does not support roots, or the operator has not granted `[interaction] roots` to this plugin)"}],"isError":true}' \
+  find_csv_folders '{}'
 status=0
 "$warden" call "$plugins/csvtools.wasm" query_csv '{"csv":"a\n1\n","limit":0}' --cache-dir "$cache" >/dev/null 2>>"$work/python-sdk-call.log" || status=$?
 [ "$status" -eq 2 ] || { echo "warden call with limit 0: exit $status, want 2"; exit 1; }
