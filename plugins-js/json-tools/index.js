@@ -7,8 +7,10 @@
 //              json_format   (re-indent, optionally sort keys)
 //              json_delete   (remove the value at a pointer, once the user confirms)
 //              json_set      (set the value at a pointer to what the user types in a form)
-//              — the last two ask the user (contract 0.2.0 interaction; the manifest,
-//              warden.toml, grants `[interaction] elicit`)
+//              json_explain_diff (the client's model explains the changes: sampling)
+//              json_find_folders (the client's roots that look like JSON folders)
+//              — the last four ask the client (contract 0.2.0 interaction; the manifest,
+//              warden.toml, grants `[interaction] elicit`, `sample` and `roots`)
 //   resources  json-tools://pointer-syntax, json-tools://examples/{name}
 //   prompt     explain_changes (before/after → a review of the changes), with completions
 
@@ -304,6 +306,100 @@ plugin.registerTool(
   },
 );
 
+// ---- tools that ask the client's model (sampling) and its roots ----
+
+const AUDIENCES = ['developer', 'reviewer', 'operator'];
+
+const CANNOT_SAMPLE =
+  "it needs the client's model, and that cannot be asked here (the client does not support sampling, " +
+  'or the operator has not granted `[interaction] sample` to this plugin)';
+const CANNOT_LIST_ROOTS =
+  "it needs the client's roots, and they cannot be asked for here (the client does not support roots, " +
+  'or the operator has not granted `[interaction] roots` to this plugin)';
+
+plugin.registerTool(
+  'json_explain_diff',
+  {
+    title: 'Explain the changes between two JSON documents',
+    description:
+      "Computes the JSON Patch from `before` to `after` and asks the client's model (sampling) to explain the changes for a reader; equal documents need no model.",
+    inputSchema: {
+      before: anyJson('The original document.'),
+      after: anyJson('The changed document.'),
+      audience: schema.optional(schema.enum(AUDIENCES, { description: 'Who reads the explanation (default developer).' })),
+    },
+    annotations: { readOnlyHint: true },
+  },
+  ({ before, after, audience = 'developer' }, { input }) => {
+    const patch = diff(before, after);
+    if (patch.length === 0) return 'The documents are equal: nothing to explain.';
+    if (!input.canAsk('sample')) throw new Error(`explained nothing: ${CANNOT_SAMPLE}`);
+    let answer;
+    try {
+      answer = input.sample('explain', {
+        messages: [{ role: 'user', content: `Explain these changes to a JSON document for the ${audience}, most important first.\n\n${describe(patch)}` }],
+        systemPrompt: 'You review changes to configuration and data files. Be brief: one sentence per change.',
+        maxTokens: 80 * patch.length,
+        temperature: 0,
+      });
+    } catch (error) {
+      if (error instanceof RefusedError) throw new Error(`explained nothing: the client's model could not be asked (${error.reason})`);
+      throw error;
+    }
+    if (!answer.text) throw new Error(`the model (${answer.model}) answered without text`);
+    log('info', `json_explain_diff: ${patch.length} changes explained by ${answer.model}`);
+    return `${answer.text.trim()}\n\n(explained by ${answer.model})`;
+  },
+);
+
+// A `file:` root that is a .json file, or whose last path segment or name mentions json,
+// config or schema. (The plugin cannot look inside: it has no file access.)
+function looksLikeJson({ uri, name }) {
+  const match = /^file:\/\/[^/]*(\/[^?#]*)/i.exec(uri);
+  if (!match) return false;
+  let path;
+  try {
+    path = decodeURIComponent(match[1]);
+  } catch {
+    path = match[1];
+  }
+  const last = path.replace(/\/+$/, '').split('/').pop().toLowerCase();
+  if (last.endsWith('.json')) return true;
+  const words = `${last} ${(name ?? '').toLowerCase()}`;
+  return ['json', 'config', 'schema'].some((word) => words.includes(word));
+}
+
+plugin.registerTool(
+  'json_find_folders',
+  {
+    title: 'Find JSON folders',
+    description:
+      "Asks the client for its roots (the folders it works in) and lists those that look like they hold JSON documents: a `file:` root that is a .json file, or whose last path segment or name mentions json, config or schema.",
+    inputSchema: {},
+    outputSchema: {
+      folders: schema.array(
+        schema.object({ uri: schema.string(), name: schema.optional(schema.string()) }),
+        { description: 'The roots that look like they hold JSON documents.' },
+      ),
+      others: schema.integer({ minimum: 0, description: 'How many roots do not.' }),
+    },
+    annotations: { readOnlyHint: true },
+  },
+  (_args, { input }) => {
+    if (!input.canAsk('list-roots')) throw new Error(`found nothing: ${CANNOT_LIST_ROOTS}`);
+    let roots;
+    try {
+      roots = input.roots('roots');
+    } catch (error) {
+      if (error instanceof RefusedError) throw new Error(`found nothing: the client's roots could not be asked for (${error.reason})`);
+      throw error;
+    }
+    const folders = roots.filter(looksLikeJson).map(({ uri, name }) => (name === undefined ? { uri } : { uri, name }));
+    const structured = { folders, others: roots.length - folders.length };
+    return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  },
+);
+
 // ---- resources ----
 
 const POINTER_SYNTAX = `# JSON Pointer (RFC 6901)
@@ -348,8 +444,6 @@ plugin.registerResource(
 );
 
 // ---- prompt ----
-
-const AUDIENCES = ['developer', 'reviewer', 'operator'];
 
 plugin.registerPrompt(
   'explain_changes',

@@ -122,7 +122,7 @@ def post_2026(url: str, method: str, params: dict) -> dict:
     name = params.get("name") or params.get("taskId")
     if name:
         headers["Mcp-Name"] = name
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, separators=(",", ":")).encode()
     with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=60) as response:
         text = response.read().decode()
     if text.lstrip().startswith("{"):

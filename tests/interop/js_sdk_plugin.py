@@ -5,10 +5,17 @@ tools/list (names, titles, descriptions, schemas, annotations), results, a throw
 error, arguments refused by the schema, resources and templates, prompts and
 completions; and interaction (contract 0.2.0): `json_delete` asks for a confirmation
 and `json_set` for a form, answered by the client's elicitation callback (accepted,
-declined, cancelled) — during the call on the 2025-11-25 wire (legacy mode), as
+declined, cancelled), `json_explain_diff` asks the client's model (its sampling
+callback: the exact request checked) and `json_find_folders` the client's roots (its
+list-roots callback) — during the call on the 2025-11-25 wire (legacy mode), as
 input-required results the client retries on the 2026-07-28 wire (auto mode).
 
-usage: python js_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR AUDIT_LOG
+Then, with URL (`warden serve --http` of the same folder), `json_diff` of two
+documents of 20 000 items each runs as an MCP task (contract 0.3.0 `task: 'optional'`):
+raw 2026-07-28 JSON-RPC from a client that declared the tasks extension, created,
+polled with `tasks/get` to `completed`, the exact patch (component_driver.run_as_task).
+
+usage: python js_sdk_plugin.py WARDEN_BINARY PLUGINS_DIR CACHE_DIR AUDIT_LOG [URL]
 
 CACHE_DIR should be empty: the first connection then measures a cold load (the
 component compiled), the second a warm one (from Warden's compiled-code cache).
@@ -27,9 +34,17 @@ from mcp import Client, MCPError, StdioServerParameters, types
 from mcp.types import PromptReference, ResourceTemplateReference
 
 from checks import Checks, dump, texts
-from component_driver import Latencies, check_refused, check_tool_errors, cold_then_warm, serve_component, timed_calls
+from component_driver import (
+    Latencies,
+    check_refused,
+    check_tool_errors,
+    cold_then_warm,
+    run_as_task,
+    serve_component,
+    timed_calls,
+)
 
-TOOLS = ["json_delete", "json_diff", "json_format", "json_pointer", "json_set"]
+TOOLS = ["json_delete", "json_diff", "json_explain_diff", "json_find_folders", "json_format", "json_pointer", "json_set"]
 
 TITLES = {
     "json_pointer": "Read a value by JSON Pointer",
@@ -37,6 +52,8 @@ TITLES = {
     "json_format": "Format JSON",
     "json_delete": "Delete a value by JSON Pointer",
     "json_set": "Set a value by JSON Pointer",
+    "json_explain_diff": "Explain the changes between two JSON documents",
+    "json_find_folders": "Find JSON folders",
 }
 
 DESCRIPTIONS = {
@@ -45,11 +62,28 @@ DESCRIPTIONS = {
     "json_format": "Re-indents a JSON text (0 puts it on one line) and optionally sorts object keys, for stable, reviewable output.",
     "json_delete": "Removes the value at an RFC 6901 JSON Pointer from a JSON document and returns the document, once the user has confirmed it in a form the client shows.",
     "json_set": 'Asks the user, in a form, for the value to put at an RFC 6901 JSON Pointer (a member of an object, or an element of an array: "-" appends) and returns the changed document.',
+    "json_explain_diff": "Computes the JSON Patch from `before` to `after` and asks the client's model (sampling) to explain the changes for a reader; equal documents need no model.",
+    "json_find_folders": "Asks the client for its roots (the folders it works in) and lists those that look like they hold JSON documents: a `file:` root that is a .json file, or whose last path segment or name mentions json, config or schema.",
 }
 
 JSON_TYPES = ["null", "boolean", "number", "string", "array", "object"]
 
 INPUT_SCHEMAS = {
+    "json_explain_diff": {
+        "type": "object",
+        "properties": {
+            "before": {"description": "The original document."},
+            "after": {"description": "The changed document."},
+            "audience": {
+                "type": "string",
+                "enum": ["developer", "reviewer", "operator"],
+                "description": "Who reads the explanation (default developer).",
+            },
+        },
+        "required": ["before", "after"],
+        "additionalProperties": False,
+    },
+    "json_find_folders": {"type": "object", "properties": {}, "additionalProperties": False},
     "json_delete": {
         "type": "object",
         "properties": {
@@ -141,6 +175,25 @@ OUTPUT_SCHEMAS = {
     "json_format": None,
     "json_delete": None,
     "json_set": None,
+    "json_explain_diff": None,
+    "json_find_folders": {
+        "type": "object",
+        "properties": {
+            "folders": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"uri": {"type": "string"}, "name": {"type": "string"}},
+                    "required": ["uri"],
+                    "additionalProperties": False,
+                },
+                "description": "The roots that look like they hold JSON documents.",
+            },
+            "others": {"type": "integer", "minimum": 0, "description": "How many roots do not."},
+        },
+        "required": ["folders", "others"],
+        "additionalProperties": False,
+    },
 }
 
 # No grants: Warden serves every tool as read-only, non-destructive, idempotent, closed-world.
@@ -352,6 +405,76 @@ async def check_interaction(checks: Checks, mode: str, client, answers: list, as
     checks.equal(f"[{mode}] every queued answer was used", answers, [])
 
 
+# json_explain_diff: what the plugin asks the client's model (sampling/createMessage, as
+# the client's sampling callback receives it, without `_meta`) and what the model answers.
+EXPLAIN_SYSTEM = "You review changes to configuration and data files. Be brief: one sentence per change."
+EXPLANATION = "The port moves from 80 to 8080, and TLS is switched on."
+
+
+def explain_request(audience: str, changes: str, count: int) -> dict:
+    return {
+        "messages": [
+            {
+                "role": "user",
+                "content": {
+                    "type": "text",
+                    "text": f"Explain these changes to a JSON document for the {audience}, most important first.\n\n{changes}",
+                },
+            }
+        ],
+        "systemPrompt": EXPLAIN_SYSTEM,
+        "maxTokens": 80 * count,
+        "temperature": 0,
+    }
+
+
+# json_find_folders: the roots the client's list-roots callback answers, and which of them
+# the plugin keeps.
+ROOTS = [
+    ("file:///etc/app-config", None),
+    ("file:///home/ada/src/warden", "Warden source"),
+    ("file:///home/ada/exports/users.json", "Users export"),
+    ("file:///srv/shared", "JSON Schemas"),
+    ("file:///home/ada/notes", None),
+]
+JSON_FOLDERS = {
+    "folders": [
+        {"uri": "file:///etc/app-config"},
+        {"uri": "file:///home/ada/exports/users.json", "name": "Users export"},
+        {"uri": "file:///srv/shared", "name": "JSON Schemas"},
+    ],
+    "others": 2,
+}
+
+
+async def check_sampling_and_roots(checks: Checks, mode: str, client, sampled: list, listed_roots: list) -> None:
+    """json_explain_diff (sampling) and json_find_folders (roots): the exact request the
+    client's callbacks received and the exact result."""
+    result = await client.call_tool(
+        "json_explain_diff", {"before": {"port": 80}, "after": {"port": 8080, "tls": True}, "audience": "operator"}
+    )
+    checks.equal(
+        f"[{mode}] json_explain_diff",
+        [bool(result.is_error), texts(result)],
+        [False, [EXPLANATION + "\n\n(explained by json-reviewer-1)"]],
+    )
+    # Equal documents: nothing to explain, nothing asked.
+    result = await client.call_tool("json_explain_diff", {"before": [1], "after": [1]})
+    checks.equal(
+        f"[{mode}] json_explain_diff, equal documents",
+        [bool(result.is_error), texts(result)],
+        [False, ["The documents are equal: nothing to explain."]],
+    )
+    checks.equal(f"[{mode}] what the sampling callback was asked", sampled, [
+        explain_request("operator", "2 changes:\nreplace /port = 8080\nadd /tls = true", 2),
+    ])
+    result = await client.call_tool("json_find_folders", {})
+    checks.equal(f"[{mode}] json_find_folders isError", result.is_error, False)
+    checks.equal(f"[{mode}] json_find_folders structuredContent", result.structured_content, JSON_FOLDERS)
+    checks.equal(f"[{mode}] json_find_folders text", texts(result), [json.dumps(JSON_FOLDERS, separators=(",", ":"))])
+    checks.equal(f"[{mode}] the list-roots callback was asked once", listed_roots, [mode])
+
+
 async def session(checks: Checks, server: StdioServerParameters, mode: str, latencies: Latencies) -> float:
     """Runs every check on one connection; returns the seconds from spawning Warden to its tools/list answer."""
     answers: list = []  # (action, content) the elicitation callback answers next
@@ -364,8 +487,28 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
         action, content = answers.pop(0)
         return types.ElicitResult(action=action, content=content)
 
+    sampled: list = []  # the sampling requests, as JSON without _meta
+    listed_roots: list = []  # one entry per roots/list
+
+    async def on_sample(context, params):
+        request = params.model_dump(by_alias=True, exclude_none=True, mode="json")
+        request.pop("_meta", None)
+        sampled.append(request)
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=f" {EXPLANATION}\n"),
+            model="json-reviewer-1",
+            stop_reason="endTurn",
+        )
+
+    async def on_list_roots(context):
+        listed_roots.append(mode)
+        return types.ListRootsResult(roots=[types.Root(uri=uri, name=name) for uri, name in ROOTS])
+
     started = time.perf_counter()
-    async with Client(server, mode=mode, elicitation_callback=on_elicit) as client:
+    async with Client(
+        server, mode=mode, elicitation_callback=on_elicit, sampling_callback=on_sample, list_roots_callback=on_list_roots
+    ) as client:
         listed = await client.list_tools()
         load = time.perf_counter() - started
         tools = {tool.name: tool for tool in listed.tools}
@@ -435,14 +578,47 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
             checks.equal(f"[{mode}] completion/complete {argument}={value!r}", result.completion.values, want)
 
         await check_interaction(checks, mode, client, answers, asked)
+        await check_sampling_and_roots(checks, mode, client, sampled, listed_roots)
     return load
+
+
+# Two documents big enough that json_diff outlives the 100 ms after which Warden makes a
+# call a task: 20 000 items each (2.5 MB of arguments, under --max-body's 4 MiB; about
+# 0.35 s in the guest on a shared 2-vCPU VM), three changes between them. Warden hands
+# the plugin the keys sorted, so the patch lists /items before /version.
+BIG_ITEMS = 20_000
+
+
+def big_document(version: int) -> dict:
+    items = [{"id": i, "name": f"item {i}", "price": i * 0.5, "tags": ["a", "b"]} for i in range(BIG_ITEMS)]
+    if version == 2:
+        items[5]["price"] = 99.5
+        items[-1]["tags"].append("c")
+    return {"version": version, "items": items}
+
+
+BIG_PATCH = [
+    {"op": "replace", "path": "/items/5/price", "value": 99.5},
+    {"op": "add", "path": f"/items/{BIG_ITEMS - 1}/tags/-", "value": "c"},
+    {"op": "replace", "path": "/version", "value": 2},
+]
+BIG_TEXT = f'3 changes:\nreplace /items/5/price = 99.5\nadd /items/{BIG_ITEMS - 1}/tags/- = "c"\nreplace /version = 2'
 
 
 async def main() -> None:
     warden, plugins, cache, audit = sys.argv[1:5]
+    url = sys.argv[5] if len(sys.argv) > 5 else None
     server = serve_component(warden, plugins, cache, "--audit-log", audit)
     checks = Checks()
     await cold_then_warm(checks, server, session)
+    if url:
+        arguments = {"before": big_document(1), "after": big_document(2)}
+        size = len(json.dumps(arguments, separators=(",", ":")))
+        print(f"== json_diff as an MCP task over HTTP ({url}): {size} bytes of arguments")
+        try:
+            run_as_task(checks, url, "json_diff", arguments, {"patch": BIG_PATCH, "changes": 3}, BIG_TEXT)
+        except Exception as error:
+            checks.failed.append(f"[task json_diff] raised {type(error).__name__}: {error}")
     timings: dict[str, list[int]] = {}
     with open(audit, encoding="utf-8") as lines:
         for line in lines:

