@@ -551,3 +551,49 @@ async fn a_request_state_continues_only_the_call_of_the_principal_it_was_issued_
         .collect();
     assert_eq!(alices, ["input-required", "ok", "rejected"]);
 }
+
+/// A task answers only its creator: bob, holding alice's real task id, gets "no task" from tasks/*.
+#[tokio::test]
+async fn a_task_answers_only_the_principal_that_created_it() {
+    let oauth = start().await;
+    let (warden, alice, bob) = (&oauth.warden, oauth.alice.as_str(), oauth.bob.as_str());
+    let tasks = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let post = async |token: &str, method: &str, params: Value| {
+        warden.post_2026(Some(token), method, params, tasks.clone()).await
+    };
+    let call = json!({"name": "confirm_delete", "arguments": {"filename": "notes.txt"}});
+    let id = post(alice, "tools/call", call).await.1["result"]["taskId"].clone();
+    let poll = async |until: &str| {
+        let started = Instant::now();
+        loop {
+            let got = post(alice, "tasks/get", json!({"taskId": id})).await.1["result"].clone();
+            if got["status"] == until || started.elapsed() > LONG_WAIT {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let asked = poll("input_required").await;
+    let (key, _) = asked["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    let answer = json!({"taskId": id, "inputResponses": {key: {"action": "accept", "content": {"confirm": true}}}});
+    let no_task = json!(format!("no task `{}`", id.as_str().unwrap()));
+    for (method, params) in [
+        ("tasks/get", json!({"taskId": id})),
+        ("tasks/update", answer.clone()),
+        ("tasks/cancel", json!({"taskId": id})),
+    ] {
+        let refused = post(bob, method, params).await.1;
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+        assert_eq!(refused["error"]["message"], no_task, "{method}");
+    }
+    assert_eq!(post(alice, "tasks/get", json!({"taskId": id})).await.1["result"], asked);
+    assert!(post(alice, "tasks/update", answer).await.1.get("error").is_none());
+    let done = poll("completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "deleted notes.txt", "{done}");
+    let events: Vec<String> = support::attacks::audit_lines(&oauth.policy_dir.path().join("audit.jsonl"))
+        .iter()
+        .filter_map(|r| Some(format!("{} {}", r["principal"], r["task_event"].as_str()?)))
+        .collect();
+    let expected = ["created", "input_required", "working", "completed"].map(|e| format!("\"alice\" {e}"));
+    assert_eq!(events, expected, "bob's cancel was no request");
+}

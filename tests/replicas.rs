@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::http::HttpWarden;
-use support::raw::{initialize_body, post_request_2026, raw_post, request_2026};
+use support::raw::{initialize_body, meta_2026, post_request_2026, raw_post, request_2026};
 use support::{Era, PluginDir, call_params};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -131,6 +131,66 @@ async fn a_drain_serves_what_was_sent_and_refuses_new_connections() {
         .unwrap()
         .unwrap();
     assert!(status.success(), "{status:?}\n{}", warden.log());
+}
+
+/// Draining with tasks: after SIGTERM a replica takes no new task — a call to a tool that is
+/// only ever a task, on a connection it had accepted before, is refused with the reason — while
+/// the task it runs finishes within `--shutdown-grace`: `completed`, not marked `failed`.
+#[tokio::test]
+async fn a_draining_replica_refuses_new_tasks_and_lets_running_ones_finish() {
+    // The plugin declares `slow_compute` optional and `failing_job` required.
+    let dir = PluginDir::with(&["conformance-interactive"]);
+    let audit_file = tempfile::NamedTempFile::new().unwrap();
+    let audit = audit_file.path().to_str().unwrap().to_string();
+    let mut warden = HttpWarden::start(dir.path(), &["--shutdown-grace", "20s", "--audit-log", &audit]).await;
+    let addr = warden.addr();
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let running = json!({"name": "slow_compute", "arguments": {"seconds": 2, "label": "drained"}});
+    let (_, created) = warden.post_2026(None, "tools/call", running, tasks.clone()).await;
+    assert!(created["result"]["taskId"].is_string(), "{created}");
+
+    let mut for_call = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc_kill(warden.pid() as i32, 15) }, 0);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut params = json!({"name": "failing_job", "arguments": {}});
+    params["_meta"] = meta_2026("raw", tasks);
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}).to_string();
+    let refused = exchange(
+        &mut for_call,
+        post_request_2026(&addr, "tools/call", "mcp-name: failing_job\r\n", &body),
+    )
+    .await;
+    assert!(refused.starts_with("HTTP/1.1 200"), "{refused}");
+    assert!(
+        refused.contains(
+            r#""error":{"code":-32603,"message":"this Warden is shutting down and takes no new tasks; call again"}"#
+        ),
+        "{refused}\n{}",
+        warden.log()
+    );
+
+    let status = tokio::time::timeout(Duration::from_secs(30), warden.child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("the drain did not finish:\n{}", warden.log()))
+        .unwrap();
+    assert!(status.success(), "{status:?}\n{}", warden.log());
+    let records = support::attacks::audit_lines(std::path::Path::new(&audit));
+    let events: Vec<(&str, &str)> = records
+        .iter()
+        .filter_map(|r| Some((r["tool"].as_str()?, r["task_event"].as_str()?)))
+        .collect();
+    assert_eq!(
+        events,
+        [("slow_compute", "created"), ("slow_compute", "completed")],
+        "{records:?}"
+    );
+    let calls: Vec<&serde_json::Value> = records.iter().filter(|r| r.get("outcome").is_some()).collect();
+    assert_eq!(calls.len(), 1, "the refused call never ran: {records:?}");
+    assert_eq!(calls[0]["target"], "slow_compute");
+    assert_eq!(calls[0]["outcome"], "ok", "{:?}", calls[0]);
+    assert!(!warden.log().contains("marked failed"), "{}", warden.log());
 }
 
 unsafe extern "C" {

@@ -175,6 +175,8 @@ async fn the_rust_sdk_client_creates_polls_answers_and_cancels_tasks() {
         .collect();
     let of = |event: &str| events.iter().filter(|r| r["task_event"] == event).count();
     assert_eq!(of("created"), 4, "{log}");
+    // Asked once of a running task (the second cancel found it finished), then settled.
+    assert_eq!(of("cancel_requested"), 1, "{log}");
     assert_eq!(of("cancelled"), 1, "{log}");
     assert_eq!(of("input_required"), 1, "{log}");
     assert_eq!(of("completed"), 3, "{log}");
@@ -318,6 +320,54 @@ async fn hostile_clients_and_plugins_meet_the_task_bounds() {
         json!({"name": "slow_compute", "arguments": {"seconds": 0.3}}),
     )
     .await;
+    assert!(again["result"]["taskId"].is_string(), "{again}");
+}
+
+/// A guest that never looks at `host.cancelled()` (hostile's `spin`, a busy loop that never
+/// calls the host, made a task by the manifest) is interrupted: the task is `cancelled` within a
+/// bound, and the call's audit record says it was cut off (`cancelled`; a cooperative guest that
+/// returns on its own is audited with its own outcome).
+#[tokio::test]
+async fn tasks_cancel_interrupts_a_guest_that_ignores_cancellation() {
+    let dir = PluginDir::with(&["hostile"]);
+    dir.write("hostile.toml", "[tasks.tools]\nspin = \"optional\"\n");
+    let audit_file = tempfile::NamedTempFile::new().unwrap();
+    let audit = audit_file.path().to_path_buf();
+    let warden = HttpWarden::start(dir.path(), &["--audit-log", audit.to_str().unwrap()]).await;
+    let created = post(&warden, "tools/call", json!({"name": "spin", "arguments": {}})).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_string();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let spinning = post(&warden, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(spinning["result"]["status"], "working", "{spinning}");
+
+    let asked = Instant::now();
+    let acknowledged = post(&warden, "tasks/cancel", json!({"taskId": id})).await;
+    assert!(acknowledged.get("error").is_none(), "{acknowledged}");
+    let ended = raw_terminal(&warden, &id).await;
+    assert_eq!(ended["status"], "cancelled", "{ended}");
+    // host.cancelled() is never read: the interrupt 250 ms later ends it.
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "cancel took {:?}",
+        asked.elapsed()
+    );
+
+    let records = support::attacks::audit_lines(&audit);
+    let calls: Vec<&Value> = records.iter().filter(|r| r["target"] == "spin").collect();
+    assert_eq!(calls.len(), 1, "{records:?}");
+    assert_eq!(calls[0]["outcome"], "cancelled", "{:?}", calls[0]);
+    assert_eq!(
+        calls[0]["detail"], "the call to `spin` of plugin `hostile` was cancelled",
+        "{:?}",
+        calls[0]
+    );
+    let events: Vec<&str> = records.iter().filter_map(|r| r["task_event"].as_str()).collect();
+    assert_eq!(events, ["created", "cancel_requested", "cancelled"], "{records:?}");
+    // The sandbox is free again: the next call runs.
+    let again = post(&warden, "tools/call", json!({"name": "spin", "arguments": {}})).await;
     assert!(again["result"]["taskId"].is_string(), "{again}");
 }
 
