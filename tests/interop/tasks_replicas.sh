@@ -8,7 +8,8 @@
 #    r2, and another cancelled through r3 (tasks_replicas.py shared);
 #    an interactive call begun on r1 is continued on r2, and its requestState refused on r3;
 # 2. SIGKILL of the replica running a task: every other replica reports it `failed`, naming
-#    the replica, within the lease (5 s);
+#    the replica, within the lease (5 s), and one sweep writes that, once, into the record
+#    and its replica's audit log;
 # 3. SIGTERM of a replica running two tasks with --shutdown-grace 3s: the short one completes,
 #    the long one is marked `failed` ("shut down before it finished"), the replica exits 0.
 #
@@ -81,7 +82,7 @@ lb_port=$(free_port)
 start() {
   local name=$1
   "$warden" serve --plugins "$work/plugins" --cache-dir "$work/cache" --task-store "$store" --state-key-file "$work/state.key" \
-    --http "127.0.0.1:${port[$name]}" --replica-id "$name" --shutdown-grace 3s \
+    --http "127.0.0.1:${port[$name]}" --replica-id "$name" --shutdown-grace 3s --audit-log "$work/$name.audit.jsonl" \
     >>"$work/$name.log" 2>&1 </dev/null &
   pid[$name]=$!
   for _ in $(seq 600); do
@@ -131,6 +132,19 @@ kill -KILL "${pid[r2]}"
 wait "${pid[r2]}" 2>/dev/null || true
 unset 'pid[r2]'
 driver wait "$lb" "$(replicas)" r3 "$id" failed 15 "(\`r2\`)"
+# A surviving replica's sweep (every 5 s) writes `failed` into the record and the audit log,
+# once: a compare-and-set in Redis lets only one of r1 and r3 do it.
+digest=$("$python" -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16])' "$id")
+for _ in $(seq 150); do
+  [ "$(cat "$work"/r[13].audit.jsonl | grep -c "\"task\":\"$digest\".*\"task_event\":\"failed\"")" -ge 1 ] && break
+  sleep 0.1
+done
+sleep 6  # another sweep on each replica, which must not write it again
+swept=$(cat "$work"/r[13].audit.jsonl | grep "\"task\":\"$digest\".*\"task_event\":\"failed\"" || true)
+[ "$(printf '%s\n' "$swept" | grep -c .)" -eq 1 ] || { echo "FAIL: not one failed audit line: $swept"; exit 1; }
+stored=$(redis-cli -p "$redis_port" get "warden:task:$id" | "$python" -c 'import json, sys; print(json.load(sys.stdin)["status"])')
+[ "$stored" = failed ] || { echo "FAIL: the stored record is $stored"; exit 1; }
+echo "ok   one sweep wrote it failed, in Redis and once in the audit log: $(printf '%s' "$swept" | "$python" -c 'import json, sys; r = json.load(sys.stdin); print(r["replica"], r["detail"][:60])')"
 start r2
 
 echo "== SIGTERM of a replica running two tasks (--shutdown-grace 3s)"
