@@ -291,6 +291,7 @@ async fn sighup_looks_at_the_folder_again_even_unwatched() {
     server
         .wait_for_log("looking at every plugins folder again, as asked")
         .await;
-    support::attacks::healthy(&server).await;
+    let result = server.call("weekday", serde_json::json!({"date": "2000-01-01"})).await;
+    assert_eq!(result.structured_content.unwrap()["weekday"], "Saturday");
     server.stop().await;
 }

@@ -246,9 +246,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR", default_value = "plugins")]
     pub plugins: PathBuf,
 
-    /// Append one JSON line per tool call to this file.
+    /// Append one JSON line per plugin invocation to this file (reopened
+    /// at its path on SIGHUP, or when it was moved or removed).
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
+
+    /// Refuse every plugin invocation whose audit record cannot be written
+    /// (a full disk): a record that it starts is written first. By default
+    /// calls are served and the lost records counted.
+    #[arg(long, requires = "audit_log")]
+    pub audit_required: bool,
 
     /// Do not watch the plugins folder: serve what it holds at start.
     #[arg(long)]

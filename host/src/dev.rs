@@ -37,6 +37,7 @@ pub async fn run(args: DevArgs) -> Result<()> {
         poll: false,
         cache: args.cache.clone(),
         audit_log: args.audit_log.clone(),
+        audit_required: false,
         subscriptions: Default::default(),
         state_key: None,
         trust: Default::default(),

@@ -9,6 +9,7 @@ pub mod check;
 pub mod cli;
 pub mod dev;
 pub mod embed_docs;
+pub mod hangup;
 pub mod inspect;
 pub mod log_writer;
 pub mod plugin_at;

@@ -13,6 +13,7 @@ use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 
 use crate::cli::{CacheArgs, ServeArgs};
+use crate::hangup::{self, Reload};
 use warden_mcp::access::AccessPolicy;
 use warden_mcp::interaction::UsedStates;
 use warden_mcp::tasks::Tasks;
@@ -25,7 +26,7 @@ use warden_plugins::loader::Loader;
 use warden_plugins::reconciler::Reconciler;
 use warden_plugins::watcher::{self, Batch, Watcher};
 use warden_runtime::Runtime;
-use warden_runtime::audit::AuditLog;
+use warden_runtime::audit_log::AuditLog;
 use warden_runtime::cache::{self, CodeCache};
 use warden_transport::ConnectionLimits;
 use warden_transport::auth::oauth::{self, OAuth, OAuthSettings};
@@ -39,6 +40,8 @@ pub struct Host {
     pub shared: Arc<Shared>,
     /// Asks the reconciler to look at every plugins folder again.
     pub plugins_rescan: Arc<tokio::sync::Notify>,
+    /// Loads plugins; holds the trust policy in force.
+    pub loader: Arc<Loader>,
 }
 
 /// The first load of the plugins folders, which `Host::start` prepares and
@@ -64,6 +67,8 @@ pub struct HostConfig {
     pub poll: bool,
     pub cache: CacheArgs,
     pub audit_log: Option<PathBuf>,
+    /// `--audit-required`: refuse invocations while records cannot be written.
+    pub audit_required: bool,
     pub subscriptions: SubscriptionLimits,
     /// The key that seals 2026-07-28 `requestState`s; a key of this
     /// process's own when `None`.
@@ -89,7 +94,7 @@ impl Host {
         let audit = config
             .audit_log
             .as_deref()
-            .map(AuditLog::open)
+            .map(|path| AuditLog::open(path, config.audit_required))
             .transpose()?
             .map(Arc::new);
         let tasks = match &config.task_store {
@@ -141,6 +146,7 @@ impl Host {
         let plugins_rescan = reconciler.rescan_handle();
         let host = Self {
             plugins_rescan,
+            loader: loader.clone(),
             shared: Arc::new(Shared {
                 catalog: catalog.clone(),
                 runtime,
@@ -272,6 +278,8 @@ pub fn open_cache(args: &CacheArgs) -> Option<CodeCache> {
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
+    // Before anything that takes time: a SIGHUP never ends the server.
+    let hangups = hangup::listen()?;
     let mut http = args.http.map(|addr| http_options(&args, addr)).transpose()?;
     if let Some(options) = &mut http {
         // Fail before loading anything when the configuration is unsafe,
@@ -300,6 +308,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         poll: args.poll,
         cache: args.cache.clone(),
         audit_log: args.audit_log.clone(),
+        audit_required: args.audit_required,
         subscriptions: SubscriptionLimits {
             per_client: args.max_subscriptions.max(1),
         },
@@ -309,7 +318,15 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         replica: args.replica_id.clone().unwrap_or_else(replica_name),
     })
     .await?;
+    let reload = Reload {
+        audit: host.shared.audit.clone(),
+        loader: host.loader.clone(),
+        trust: args.trust.clone(),
+        access: None,
+        plugins_rescan: host.plugins_rescan.clone(),
+    };
     let Some(options) = http else {
+        reload.spawn(hangups);
         return serve_while_loading(first_load, host.serve_stdio()).await;
     };
     first_load.run().await?;
@@ -325,6 +342,15 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             );
         }
     }
+    Reload {
+        access: options
+            .oauth
+            .clone()
+            .zip(args.access.clone())
+            .map(|(oauth, path)| (path, oauth)),
+        ..reload
+    }
+    .spawn(hangups);
     if args.stdio {
         let shared = host.shared.clone();
         tokio::spawn(async move {

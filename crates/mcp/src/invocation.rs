@@ -10,7 +10,8 @@ use crate::principal::Principal;
 use crate::resolve::PluginRequest;
 use crate::trace_context::TraceParent;
 use warden_runtime::CallReport;
-use warden_runtime::audit::{self, AuditLog, Outcome};
+use warden_runtime::audit::{self, Outcome};
+use warden_runtime::audit_log::AuditLog;
 use warden_runtime::metrics::{self, CallFacts, DenialCounts};
 
 /// Who invoked what, for the audit record and the metrics.
@@ -81,10 +82,35 @@ impl<'a> Invocation<'a> {
         self.started.map_or(Duration::ZERO, |started| started.elapsed())
     }
 
+    /// With `--audit-required`, writes that the invocation starts, before
+    /// any plugin runs; when that cannot be written, the invocation is
+    /// refused (and counted, not audited: the log is what fails).
+    pub fn admit(&self) -> Result<(), McpError> {
+        let Some(log) = self.log else { return Ok(()) };
+        let request = &self.request;
+        let start = audit::Start {
+            time: audit::now(),
+            plugin: &request.plugin,
+            principal: self.principal.map(|p| p.subject.as_str()),
+            traceparent: self.trace.as_ref().map(TraceParent::as_str),
+            kind: request.kind,
+            target: &request.target,
+            phase: "started",
+        };
+        log.admit(&start).map_err(|why| {
+            self.count(Outcome::Unavailable, &Facts::default(), Duration::ZERO);
+            McpError::internal_error(why.0, None)
+        })
+    }
+
     /// Audits and counts the invocation as ended `outcome`.
     pub fn record(&self, outcome: Outcome, facts: Facts<'_>) {
         let duration = self.elapsed();
         self.audit(outcome, &facts, duration);
+        self.count(outcome, &facts, duration);
+    }
+
+    fn count(&self, outcome: Outcome, facts: &Facts<'_>, duration: Duration) {
         if let Some(metrics) = metrics::get() {
             metrics.call(&CallFacts {
                 kind: self.request.kind,

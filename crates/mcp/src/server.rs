@@ -103,6 +103,7 @@ impl WardenServer {
             argument_bytes,
             started,
         );
+        invocation.admit()?;
         let _running = self.shared.in_flight.enter();
         // Every log line of the call (Warden's and the plugin's) carries the
         // client's trace id.

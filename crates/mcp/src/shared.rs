@@ -10,7 +10,7 @@ use crate::notifier::Notifier;
 use crate::tasks::Tasks;
 use warden_plugins::catalog::CatalogHandle;
 use warden_runtime::Runtime;
-use warden_runtime::audit::AuditLog;
+use warden_runtime::audit_log::AuditLog;
 
 /// What every connection shares: one catalog, one runtime, one audit log,
 /// and the notifier that tells every client when the catalog changes.

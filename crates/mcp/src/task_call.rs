@@ -126,6 +126,10 @@ impl TaskCall {
             self.arguments.json.len(),
             started,
         );
+        if let Err(error) = invocation.admit() {
+            let _ = answer.send(Err(error));
+            return;
+        }
         let _running = shared.in_flight.enter();
         let retry = Retry {
             responses: self.responses.as_ref(),

@@ -11,6 +11,7 @@ pub mod annotations;
 pub mod catalog;
 pub mod declaration_limits;
 pub mod declarations;
+pub mod discovery;
 pub mod load_error;
 pub mod loader;
 pub mod manifest_tools;

@@ -32,108 +32,8 @@ use warden_runtime::{self as runtime, CallContext, Prepared, Runtime, SandboxSet
 /// The contract, as messages name it (every served version: see `contract::VERSIONS`).
 const CONTRACT: &str = "warden:plugin";
 
-/// Where one plugin lives on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PluginSource {
-    /// The name from the file stem or folder name (a manifest may override it).
-    pub stem: String,
-    pub component: PathBuf,
-    pub manifest: Option<PathBuf>,
-    /// A folder plugin's own folder (`None` for a bare `name.wasm`): the
-    /// only place inside a plugins folder its mounts may be.
-    pub folder: Option<PathBuf>,
-}
-
+pub use crate::discovery::{Discovered, PluginSource, discover, discover_all};
 pub use crate::load_error::LoadError;
-
-/// Lists the plugins in `dir`: `name.wasm` (with an optional `name.toml`
-/// beside it) and folders `name/` holding `plugin.toml` and one component.
-/// A manifest with no component beside it is logged and ignored.
-pub fn discover(dir: &Path) -> Result<(Vec<PluginSource>, Vec<LoadError>)> {
-    let found = discover_all(dir)?;
-    for orphan in &found.orphans {
-        tracing::warn!("{}: a manifest with no component beside it; ignored", orphan.display());
-    }
-    Ok((found.sources, found.errors))
-}
-
-/// What a plugins folder holds.
-pub struct Discovered {
-    pub sources: Vec<PluginSource>,
-    pub errors: Vec<LoadError>,
-    /// Manifests with no component beside them.
-    pub orphans: Vec<PathBuf>,
-}
-
-/// Like `discover`, returning orphan manifests instead of logging them.
-pub fn discover_all(dir: &Path) -> Result<Discovered> {
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot read the plugins folder {}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    let mut sources = Vec::new();
-    let mut errors = Vec::new();
-    let mut orphans = Vec::new();
-    for path in paths {
-        let Some(file_name) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        if file_name.starts_with('.') {
-            continue;
-        }
-        if path.is_dir() {
-            if path.join("plugin.toml").is_file() {
-                match folder_component(&path) {
-                    Ok(component) => sources.push(PluginSource {
-                        stem: file_name.to_string(),
-                        component,
-                        manifest: Some(path.join("plugin.toml")),
-                        folder: Some(path.clone()),
-                    }),
-                    Err(error) => errors.push(LoadError { path, error }),
-                }
-            }
-            continue;
-        }
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("wasm") => {
-                let stem = file_name.trim_end_matches(".wasm").to_string();
-                let manifest = path.with_extension("toml");
-                sources.push(PluginSource {
-                    stem,
-                    component: path.clone(),
-                    // Anything by that name is its manifest: one that is not a
-                    // regular file is refused, never ignored (it may lower limits).
-                    manifest: manifest.exists().then_some(manifest),
-                    folder: None,
-                });
-            }
-            Some("toml") if !path.with_extension("wasm").exists() => orphans.push(path),
-            _ => {}
-        }
-    }
-    Ok(Discovered {
-        sources,
-        errors,
-        orphans,
-    })
-}
-
-fn folder_component(dir: &Path) -> Result<PathBuf> {
-    let preferred = dir.join("plugin.wasm");
-    if preferred.is_file() {
-        return Ok(preferred);
-    }
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
-        .collect();
-    match found.len() {
-        1 => Ok(found.remove(0)),
-        0 => bail!("folder plugin has plugin.toml but no .wasm component"),
-        _ => bail!("folder plugin has several .wasm files; name the one to load `plugin.wasm`"),
-    }
-}
 
 /// Loads plugins: the one place that turns a plugin's files into a `Plugin`.
 /// Holds the runtime, when enabled the compiled-code cache, and the folders
@@ -143,8 +43,12 @@ pub struct Loader {
     cache: Option<CodeCache>,
     /// Grows when a plugins folder's name comes to name another folder.
     protected: std::sync::RwLock<ProtectedFolders>,
-    /// Which pulled components may be served (`--trust`, `--require-signature`).
-    trust: Trust,
+    /// Which pulled components may be served (`--trust`, `--require-signature`);
+    /// replaced when the operator reloads the policy (SIGHUP).
+    trust: std::sync::RwLock<Arc<Trust>>,
+    /// Set by `set_trust`, taken by the reconciler, which then checks the
+    /// loaded plugins against the new policy.
+    trust_changed: std::sync::atomic::AtomicBool,
 }
 
 impl Loader {
@@ -166,8 +70,26 @@ impl Loader {
             runtime,
             cache,
             protected: std::sync::RwLock::new(protected),
-            trust,
+            trust: std::sync::RwLock::new(Arc::new(trust)),
+            trust_changed: Default::default(),
         })
+    }
+
+    /// The trust policy in force.
+    pub fn trust(&self) -> Arc<Trust> {
+        self.trust.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Puts `trust` in force for every load from now on; the reconciler's
+    /// next pass checks the loaded plugins against it too.
+    pub fn set_trust(&self, trust: Trust) {
+        *self.trust.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(trust);
+        self.trust_changed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the trust policy changed since this was last asked.
+    pub fn take_trust_changed(&self) -> bool {
+        self.trust_changed.swap(false, std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Protects `folder` from mounts too: a plugins folder's name now names
@@ -278,7 +200,7 @@ impl Loader {
         }
         // Before any compiling or cache lookup: a cached compilation of the
         // same bytes never stands in for checking where they came from.
-        let origin = self.trust.check(&name, &source.component, &sha256)?.map(Arc::new);
+        let origin = self.trust().check(&name, &source.component, &sha256)?.map(Arc::new);
         check_header(&bytes)?;
         // Before compiling, which takes seconds for a large component. Bytes
         // that do not parse are left for the compiler to refuse, in its words.
@@ -561,28 +483,6 @@ fn describe_foreign_exports(runtime: &Runtime, component: &wasmtime::component::
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn discovers_bare_components_manifests_and_folders() {
-        let dir = std::env::temp_dir().join(format!("warden-discover-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("folder")).unwrap();
-        std::fs::create_dir_all(dir.join("not-a-plugin")).unwrap();
-        for file in ["b.wasm", "a.wasm", "a.toml", "orphan.toml", ".hidden.wasm", "notes.txt"] {
-            std::fs::write(dir.join(file), b"").unwrap();
-        }
-        std::fs::write(dir.join("folder/plugin.toml"), b"").unwrap();
-        std::fs::write(dir.join("folder/thing.wasm"), b"").unwrap();
-        let (sources, errors) = discover(&dir).unwrap();
-        assert!(errors.is_empty());
-        let summary: Vec<_> = sources
-            .iter()
-            .map(|s| (s.stem.as_str(), s.manifest.is_some()))
-            .collect();
-        assert_eq!(summary, [("a", true), ("b", false), ("folder", true)]);
-        assert_eq!(sources[2].component, dir.join("folder/thing.wasm"));
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 
     #[test]
     fn header_check_explains_what_the_file_is() {

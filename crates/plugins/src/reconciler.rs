@@ -42,6 +42,9 @@ pub struct Reconciler {
     orphans: BTreeSet<PathBuf>,
     /// Asks `run` to look at every folder again (SIGHUP).
     rescan: Arc<Notify>,
+    /// Plugins were unloaded outside `apply` (refused by a new trust
+    /// policy): its next pass swaps in a catalog even if it loads nothing.
+    dirty: bool,
 }
 
 /// What the plugins folders hold, by plugin.
@@ -93,6 +96,7 @@ impl Reconciler {
             refused: BTreeSet::new(),
             orphans: BTreeSet::new(),
             rescan: Arc::default(),
+            dirty: false,
         }
     }
 
@@ -142,8 +146,12 @@ impl Reconciler {
     pub async fn run(mut self, mut watcher: Watcher, mut batches: mpsc::UnboundedReceiver<Batch>) {
         let mut every = tokio::time::interval(FOLLOW_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Once the watch limit is reached, folders are polled for good.
+        let mut polling = false;
         loop {
             let mut renewed = BTreeSet::new();
+            let mut asked = false;
+            let mut limit = false;
             let mut changes = tokio::select! {
                 batch = batches.recv() => {
                     let Some(batch) = batch else { return };
@@ -154,6 +162,7 @@ impl Reconciler {
                         let more = plugin_changes(&self.roots, &batch);
                         changes.keys.extend(more.keys);
                         changes.rescan.extend(more.rescan);
+                        limit |= batch.watch_limit;
                         renewed.extend(self.roots.iter().enumerate().filter(|(_, r)| batch.paths.contains(*r)).map(|(i, _)| i));
                         next = batches.try_recv().ok();
                     }
@@ -161,11 +170,22 @@ impl Reconciler {
                 }
                 _ = every.tick() => PluginChanges::default(),
                 () = self.rescan.notified() => {
-                    tracing::info!("looking at every plugins folder again, as asked");
-                    renewed.extend(0..self.roots.len());
+                    asked = true;
                     PluginChanges::default()
                 }
             };
+            if asked {
+                renewed.extend(0..self.roots.len());
+                changes = self.requested();
+            }
+            if limit && !polling {
+                polling = true;
+                for root in &self.roots {
+                    if let Err(error) = watcher.poll(root, RecursiveMode::Recursive, "the watch limit was reached") {
+                        tracing::warn!("{error:#}; changes in it may go unnoticed until SIGHUP");
+                    }
+                }
+            }
             changes.rescan.extend(self.follow(Some(&mut watcher), &renewed));
             if !changes.keys.is_empty() || !changes.rescan.is_empty() {
                 self.apply(&changes).await;
@@ -178,15 +198,43 @@ impl Reconciler {
     pub async fn run_unwatched(mut self) {
         loop {
             self.rescan.notified().await;
-            tracing::info!("looking at every plugins folder again, as asked");
-            let all: BTreeSet<usize> = (0..self.roots.len()).collect();
+            let changes = self.requested();
             // Follows each folder's name first: a swapped symlink counts too.
-            self.follow(None, &all);
-            let changes = PluginChanges {
-                rescan: all,
-                ..PluginChanges::default()
-            };
+            self.follow(None, &changes.rescan);
             self.apply(&changes).await;
+        }
+    }
+
+    /// What a rescan on request (SIGHUP) looks at: every folder, whole, as
+    /// a safety net for events that were lost; and first, when the trust
+    /// policy was replaced, the loaded plugins, unloading those it refuses.
+    fn requested(&mut self) -> PluginChanges {
+        tracing::info!("looking at every plugins folder again, as asked");
+        if self.loader.take_trust_changed() {
+            let trust = self.loader.trust();
+            let refused: Vec<PluginKey> = self
+                .loaded
+                .iter()
+                .filter_map(|(key, plugin)| {
+                    let error = trust
+                        .check(&plugin.name, &plugin.component_path, &plugin.sha256)
+                        .err()?;
+                    tracing::warn!(
+                        "unloaded plugin `{}`: the trust policy now in force refuses it: {error:#}",
+                        plugin.name
+                    );
+                    Some(key.clone())
+                })
+                .collect();
+            for key in refused {
+                self.loaded.remove(&key);
+                plugin_event(LoadEvent::Unloaded);
+                self.dirty = true;
+            }
+        }
+        PluginChanges {
+            rescan: (0..self.roots.len()).collect(),
+            ..PluginChanges::default()
         }
     }
 
@@ -294,7 +342,7 @@ impl Reconciler {
             }
         }
 
-        let mut changed = summary.unloaded > 0;
+        let mut changed = summary.unloaded > 0 || std::mem::take(&mut self.dirty);
         if !to_load.is_empty() {
             let (keys, sources): (Vec<PluginKey>, Vec<PluginSource>) = to_load.into_iter().unzip();
             let by_component: HashMap<PathBuf, PluginKey> = sources

@@ -23,6 +23,9 @@ pub struct Batch {
     /// The watcher lost events (say, its queue overflowed): the receiver
     /// should look at everything again.
     pub rescan: bool,
+    /// The system's watch limit was reached (a folder created since could
+    /// not be watched): the receiver should poll instead (`Watcher::poll`).
+    pub watch_limit: bool,
 }
 
 /// How often a folder is polled when it cannot be watched (the inotify
@@ -90,15 +93,26 @@ impl Watcher {
             if !path.exists() {
                 return Err(error).with_context(|| format!("cannot watch {}", path.display()));
             }
-            // A recursive watch that failed half-way holds some watches: give them back.
-            let _ = self.native.unwatch(path);
-            tracing::warn!(
-                "cannot watch {} ({error}; on Linux, `sysctl fs.inotify.max_user_watches` may be too low): \
-                 polling it every {} s instead",
-                path.display(),
-                POLL_EVERY.as_secs()
-            );
+            return self.poll(path, mode, &error.to_string());
         }
+        self.start_polling(path, mode)
+    }
+
+    /// Polls `path` from now on, in place of watching it, saying why: the
+    /// system would not watch it, or all of it (the watch limit reached).
+    pub fn poll(&mut self, path: &Path, mode: RecursiveMode, why: &str) -> Result<()> {
+        // A recursive watch that failed half-way holds some watches: give them back.
+        let _ = self.native.unwatch(path);
+        tracing::warn!(
+            "cannot watch {} ({why}; on Linux, `sysctl fs.inotify.max_user_watches` may be too low): \
+             polling it every {} s instead",
+            path.display(),
+            POLL_EVERY.as_secs()
+        );
+        self.start_polling(path, mode)
+    }
+
+    fn start_polling(&mut self, path: &Path, mode: RecursiveMode) -> Result<()> {
         let polling = match &mut self.polling {
             Some(polling) => polling,
             None => self.polling.insert(
@@ -161,7 +175,12 @@ fn handler(sender: mpsc::UnboundedSender<Batch>) -> impl FnMut(DebounceEventResu
             Ok(events) => {
                 let mut batch = Batch::default();
                 for event in events {
-                    batch.rescan |= event.need_rescan();
+                    if event.need_rescan() && !batch.rescan {
+                        tracing::warn!(
+                            "the file watcher lost events (its queue overflowed); looking at every plugins folder again"
+                        );
+                        batch.rescan = true;
+                    }
                     if changes_content(&event.kind) {
                         batch.paths.extend(event.event.paths.iter().cloned());
                     }
@@ -169,11 +188,14 @@ fn handler(sender: mpsc::UnboundedSender<Batch>) -> impl FnMut(DebounceEventResu
                 batch
             }
             Err(errors) => {
-                for error in errors {
-                    tracing::warn!("file watcher: {error}");
+                for error in &errors {
+                    tracing::warn!("file watcher: {error}; looking at every plugins folder again");
                 }
                 Batch {
                     rescan: true,
+                    watch_limit: errors
+                        .iter()
+                        .any(|e| matches!(e.kind, notify::ErrorKind::MaxFilesWatch)),
                     ..Batch::default()
                 }
             }
@@ -310,7 +332,7 @@ mod tests {
             .iter()
             .map(PathBuf::from)
             .collect(),
-            rescan: false,
+            ..Batch::default()
         };
         let changes = plugin_changes(&roots, &batch);
         assert_eq!(
@@ -331,12 +353,12 @@ mod tests {
         let roots = [PathBuf::from("/p"), PathBuf::from("/q")];
         let batch = Batch {
             paths: [PathBuf::from("/q")].into(),
-            rescan: false,
+            ..Batch::default()
         };
         assert_eq!(plugin_changes(&roots, &batch).rescan, [1].into());
         let lost = Batch {
-            paths: BTreeSet::new(),
             rescan: true,
+            ..Batch::default()
         };
         assert_eq!(plugin_changes(&roots, &lost).rescan, [0, 1].into());
     }
@@ -359,7 +381,7 @@ mod tests {
             .iter()
             .map(PathBuf::from)
             .collect(),
-            rescan: false,
+            ..Batch::default()
         };
         let changes = plugin_changes(&roots, &batch);
         assert_eq!(changes.rescan, [0, 1].into());

@@ -1,15 +1,11 @@
 //! The audit trail: one JSON line per plugin invocation — `tools/call`,
 //! `resources/read`, `prompts/get`, `completion/complete` — appended to a file.
 //!
-//! Arguments are never logged, only their size: they may hold secrets.
+//! Arguments are never logged, only their size: they may hold secrets. The
+//! file they are written to is `audit_log`'s.
 
-use std::fs::File;
-use std::io::Write;
-use std::path::Path;
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
 use serde::Serialize;
 
 /// How a call ended.
@@ -116,6 +112,22 @@ pub struct Record<'a> {
     pub source: Option<Source<'a>>,
 }
 
+/// With `--audit-required`: written before an invocation runs, so that none
+/// runs unaudited. Its end is the invocation's `Record`, as without it.
+#[derive(Serialize)]
+pub struct Start<'a> {
+    pub time: f64,
+    pub plugin: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub principal: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<&'a str>,
+    pub kind: InvocationKind,
+    pub target: &'a str,
+    /// `started`.
+    pub phase: &'a str,
+}
+
 /// One event of an MCP task: created, a status change, a cancel request,
 /// its record expiring. The task's id is a bearer secret: only a digest of
 /// it is written, enough to follow one task through the log.
@@ -168,32 +180,6 @@ pub fn now() -> f64 {
 
 pub fn millis(duration: Duration) -> f64 {
     (duration.as_micros() as f64 / 1000.0 * 1000.0).round() / 1000.0
-}
-
-pub struct AuditLog {
-    file: Mutex<File>,
-}
-
-impl AuditLog {
-    pub fn open(path: &Path) -> Result<Self> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("cannot open the audit log {}", path.display()))?;
-        Ok(Self { file: Mutex::new(file) })
-    }
-
-    /// Appends one record as a single write, so concurrent writers never
-    /// interleave within a line.
-    pub fn record(&self, record: &impl Serialize) {
-        let mut line = serde_json::to_vec(record).expect("audit records serialize");
-        line.push(b'\n');
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(error) = file.write_all(&line) {
-            tracing::error!("cannot write to the audit log: {error}");
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! machinery that runs one call in a fresh, limited sandbox.
 
 pub mod audit;
+pub mod audit_log;
 pub mod bounded_file;
 pub mod cache;
 pub mod component_shape;

@@ -210,6 +210,7 @@ pub struct Metrics {
     http: Family<StatusLabels, Counter>,
     tasks_running: Family<PluginLabels, Gauge>,
     task_events: Family<TaskLabels, Counter>,
+    audit_failures: Counter,
 }
 
 impl Default for Metrics {
@@ -293,9 +294,16 @@ impl Metrics {
             "MCP task events, by plugin and event: created, input_required, working, completed, failed, cancelled, cancel_requested, expired",
             task_events.clone(),
         );
+        let audit_failures = Counter::default();
+        registry.register(
+            "warden_audit_write_failures",
+            "Audit records that could not be written (a full disk, an I/O error); with --audit-required, each refused an invocation",
+            audit_failures.clone(),
+        );
         Self {
             tasks_running,
             task_events,
+            audit_failures,
             registry,
             calls,
             call_seconds,
@@ -308,6 +316,11 @@ impl Metrics {
             instances,
             http,
         }
+    }
+
+    /// An audit record that could not be written.
+    pub fn audit_write_failed(&self) {
+        self.audit_failures.inc();
     }
 
     /// One audited invocation. `target` must be a name the catalog holds

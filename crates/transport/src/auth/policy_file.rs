@@ -41,14 +41,20 @@ pub fn watch(path: &Path, oauth: Arc<OAuth>) -> Result<Watcher> {
                 continue;
             }
             current = Some(text);
-            match AccessPolicy::load(&path) {
-                Ok(policy) => {
-                    tracing::info!("access policy {} reloaded", path.display());
-                    oauth.set_policy(policy);
-                }
-                Err(error) => tracing::error!("{error:#}; the policy in force stays"),
-            }
+            reload(&path, &oauth);
         }
     });
     Ok(watcher)
+}
+
+/// Puts the policy `path` holds now in force (also on SIGHUP); one that
+/// cannot be read or does not parse is reported, and the policy in force stays.
+pub fn reload(path: &Path, oauth: &OAuth) {
+    match AccessPolicy::load(path) {
+        Ok(policy) => {
+            tracing::info!("access policy {} reloaded", path.display());
+            oauth.set_policy(policy);
+        }
+        Err(error) => tracing::error!("{error:#}; the policy in force stays"),
+    }
 }
