@@ -129,10 +129,78 @@ async fn a_removed_folder_keeps_its_plugins_until_one_is_back() {
         ))
         .await;
     assert_eq!(sorted_tools(&server).await, TEXT, "still served");
-    std::fs::create_dir(&plugins).unwrap();
-    copy_guest("clock", &plugins);
+    // A new release prepared beside it, then renamed into place.
+    let next = base.path().join("next");
+    std::fs::create_dir(&next).unwrap();
+    copy_guest("clock", &next);
+    std::fs::rename(&next, &plugins).unwrap();
     wait_for_tools(&server, &CLOCK).await;
     server.stop().await;
+}
+
+#[tokio::test]
+async fn a_component_truncated_in_place_then_written_in_two_halves_is_loaded_once_whole() {
+    let dir = PluginDir::with(&["text"]);
+    let server = serve_at(dir.path()).await;
+    let refusals = |server: &Server| server.log().matches("cannot reload plugin `text`").count();
+    // Truncated in place: refused, the loaded version keeps serving.
+    std::fs::File::create(dir.path().join("text.wasm")).unwrap();
+    server
+        .wait_until("the empty file refused", || (refusals(&server) == 1).then_some(()))
+        .await;
+    assert_eq!(sorted_tools(&server).await, TEXT);
+    // Another component written slowly: its first half, then the rest.
+    let clock = std::fs::read(guest("clock")).unwrap();
+    let (first, rest) = clock.split_at(clock.len() / 2);
+    std::fs::write(dir.path().join("text.wasm"), first).unwrap();
+    server
+        .wait_until("the half file refused", || (refusals(&server) == 2).then_some(()))
+        .await;
+    assert_eq!(sorted_tools(&server).await, TEXT);
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path().join("text.wasm"))
+        .unwrap();
+    std::io::Write::write_all(&mut file, rest).unwrap();
+    drop(file);
+    wait_for_tools(&server, &CLOCK).await;
+    let log = server.stop().await;
+    assert_eq!(log.matches("reloaded plugin `text`").count(), 1, "{log}");
+}
+
+#[tokio::test]
+async fn the_watch_limit_reached_falls_back_to_polling() {
+    // The inotify watch limit is per user namespace: two watches, the
+    // folder and the one holding its name, and not one more.
+    let unshare = ["-U", "-r"];
+    if !namespaces::can_unshare(&unshare) {
+        eprintln!("skipped: this machine allows no user namespace to lower the watch limit in");
+        return;
+    }
+    let dir = PluginDir::with(&["text"]);
+    let command = namespaces::warden_in(&unshare, "echo 2 > /proc/sys/user/max_inotify_watches");
+    let server = serve_command(
+        command,
+        dir.path(),
+        Era::Handshake,
+        &[],
+        tempfile::NamedTempFile::new().unwrap(),
+    )
+    .await;
+    // A folder plugin: its folder is one watch too many.
+    let folder = dir.path().join("clock");
+    std::fs::create_dir(&folder).unwrap();
+    server.wait_for_log("the watch limit was reached").await;
+    std::fs::write(folder.join("plugin.toml"), "").unwrap();
+    std::fs::copy(guest("clock"), folder.join("plugin.wasm")).unwrap();
+    let mut both: Vec<&str> = CLOCK.iter().chain(TEXT.iter()).copied().collect();
+    both.sort();
+    wait_for_tools(&server, &both).await;
+    // Still followed by polling: a removal is noticed too.
+    std::fs::remove_file(dir.path().join("text.wasm")).unwrap();
+    wait_for_tools(&server, &CLOCK).await;
+    let log = server.stop().await;
+    assert!(log.contains("polling it every 2 s instead"), "{log}");
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -192,10 +260,9 @@ async fn twenty_thousand_events_at_once_lose_no_plugin() {
 
 #[tokio::test]
 async fn a_folder_found_by_polling_is_followed_like_a_watched_one() {
-    // `--poll` is the path a folder takes when it cannot be watched (the
-    // inotify watch limit reached, a network file system). The limit itself is
-    // a machine-wide sysctl here (a user namespace does not scope it), so it
-    // is not lowered by a test.
+    // `--poll` is the path a folder takes when it cannot be watched at all
+    // (a network file system); the watch limit reached while serving is
+    // `the_watch_limit_reached_falls_back_to_polling`.
     let base = tempfile::tempdir().unwrap();
     let plugins = base.path().join("plugins");
     std::fs::create_dir(&plugins).unwrap();
