@@ -24,6 +24,7 @@ use serde_json::Value;
 pub mod attacks;
 pub mod http;
 pub mod namespaces;
+pub mod oauth;
 pub mod raw;
 
 /// Every guest plugin (examples and test-only ones), built once per test
