@@ -199,6 +199,7 @@ impl FirstLoad {
             skipped = summary.failed,
             compiled = summary.compiled,
             from_cache = summary.from_cache,
+            reused = summary.reused,
             elapsed_ms = started.elapsed().as_millis() as u64,
             watching = watch,
             "loaded {}",

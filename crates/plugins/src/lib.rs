@@ -9,6 +9,7 @@
 
 pub mod annotations;
 pub mod catalog;
+pub mod compilations;
 pub mod declaration_limits;
 pub mod declarations;
 pub mod discovery;

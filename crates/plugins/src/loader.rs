@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::compilations::Compilations;
 use crate::declarations::Declared;
 use crate::plain::{self, PlainExports, Skipped};
 use crate::plugin::Plugin;
@@ -49,6 +50,8 @@ pub struct Loader {
     /// Set by `set_trust`, taken by the reconciler, which then checks the
     /// loaded plugins against the new policy.
     trust_changed: std::sync::atomic::AtomicBool,
+    /// Identical components loaded at once are compiled once.
+    compilations: Compilations,
 }
 
 impl Loader {
@@ -72,6 +75,7 @@ impl Loader {
             protected: std::sync::RwLock::new(protected),
             trust: std::sync::RwLock::new(Arc::new(trust)),
             trust_changed: Default::default(),
+            compilations: Compilations::default(),
         })
     }
 
@@ -217,15 +221,19 @@ impl Loader {
             Some(component) => (component, CodeOrigin::Reused),
             None => {
                 let cache = self.cache.clone();
-                let (sha256, bytes, engine) = (sha256.clone(), bytes.clone(), engine.clone());
-                tokio::task::spawn_blocking(move || match cache {
-                    Some(cache) => cache.load_or_compile(&engine, &sha256, &bytes),
-                    None => Component::new(&engine, &*bytes)
-                        .map(|component| (component, CodeOrigin::Compiled))
-                        .map_err(|e| anyhow!("cannot compile the component: {e:#}")),
-                })
-                .await
-                .context("the compiler thread panicked")??
+                let (digest, bytes, engine) = (sha256.clone(), bytes.clone(), engine.clone());
+                self.compilations
+                    .compile_once(&sha256, metered, async move || {
+                        tokio::task::spawn_blocking(move || match cache {
+                            Some(cache) => cache.load_or_compile(&engine, &digest, &bytes),
+                            None => Component::new(&engine, &*bytes)
+                                .map(|component| (component, CodeOrigin::Compiled))
+                                .map_err(|e| anyhow!("cannot compile the component: {e:#}")),
+                        })
+                        .await
+                        .context("the compiler thread panicked")?
+                    })
+                    .await?
             }
         };
         check_contract_version(runtime, &component)?;
