@@ -32,6 +32,12 @@ fn save(path: &Path, contents: &str) {
     std::fs::rename(&temporary, path).unwrap();
 }
 
+/// Saves a file the way other editors do: truncated, then written, in place.
+fn save_in_place(path: &Path, contents: &str) {
+    let mut file = std::fs::File::create(path).unwrap();
+    std::io::Write::write_all(&mut file, contents.as_bytes()).unwrap();
+}
+
 /// Replaces `old` (which must be there) with `new` in `path`, and saves.
 fn edit(path: &Path, old: &str, new: &str) {
     let text = std::fs::read_to_string(path).unwrap();
@@ -68,6 +74,7 @@ async fn editing_the_source_rebuilds_and_hot_reloads_the_tool() {
     // Counted, not just looked for: a reload before the edit (the first build's
     // own files settling) must not pass for the edit's.
     let reloads = || server.log().matches("reloaded plugin `hello-dev`").count();
+    let builds = || server.log().matches("warden dev: building hello-dev… ok in").count();
     let before = reloads();
     edit(&lib, "\"Hello, {}!\"", "\"Howdy, {}!\"");
     server
@@ -75,6 +82,35 @@ async fn editing_the_source_rebuilds_and_hot_reloads_the_tool() {
         .await;
     assert_eq!(text(&server.call("hello", ada.clone()).await), "Howdy, Ada!");
     assert_eq!(server.list_changes(), seen, "the tool list did not change");
+
+    // One build and one reload per save, however the editor writes: in place
+    // (truncate, then write), a save that changes nothing, and a rename over
+    // the file. Builds run one after another, in order, so once the last
+    // save's reload is seen, any extra build or reload would have been too.
+    let (built, reloaded) = (builds(), reloads());
+    assert_eq!((built, reloaded), (2, 1), "the first build, then one per save so far");
+    let howdy = std::fs::read_to_string(&lib).unwrap();
+    save_in_place(&lib, &howdy.replace("Howdy", "Hi"));
+    server
+        .wait_until_within("the in-place save's reload", REBUILD, || {
+            (reloads() > reloaded).then_some(())
+        })
+        .await;
+    assert_eq!(text(&server.call("hello", ada.clone()).await), "Hi, Ada!");
+    save(&lib, &howdy.replace("Howdy", "Hi"));
+    save(&lib, &howdy);
+    server
+        .wait_until_within("the renamed save's reload", REBUILD, || {
+            (reloads() > reloaded + 1).then_some(())
+        })
+        .await;
+    assert_eq!(text(&server.call("hello", ada.clone()).await), "Howdy, Ada!");
+    assert_eq!(
+        (builds(), reloads()),
+        (built + 2, reloaded + 2),
+        "two saves that changed the sources, one that did not:\n{}",
+        server.log()
+    );
 
     // A renamed tool: the client is told, and sees the new name.
     edit(&lib, "fn hello(", "fn greet(");

@@ -49,16 +49,25 @@ pub async fn run(args: DevArgs) -> Result<()> {
     // Builds run one at a time, in this task; edits made during a build are
     // picked up by the next one. The first build starts right away while
     // the client connects: the tool appears (with `list_changed`) when it is ready.
+    // A batch whose files hold what the last build started from (an
+    // editor's save seen twice, the build's own reads) builds nothing.
     let builder = tokio::spawn(async move {
+        let mut built = build.project.sources();
         build.run().await;
         while let Some(batch) = edits.recv().await {
             let mut relevant = build.is_relevant(&batch);
             while let Ok(more) = edits.try_recv() {
                 relevant |= build.is_relevant(&more);
             }
-            if relevant {
-                build.run().await;
+            if !relevant {
+                continue;
             }
+            let now = build.project.sources();
+            if now.is_some() && now == built {
+                continue;
+            }
+            built = now;
+            build.run().await;
         }
     });
     let served = serve_while_loading(first_load, host.serve_stdio()).await;

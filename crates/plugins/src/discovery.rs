@@ -20,6 +20,34 @@ pub struct PluginSource {
     pub folder: Option<PathBuf>,
 }
 
+/// What a plugin's files are on disk now: for the component and the
+/// manifest, the device, inode, size and change times (`None` for a missing
+/// one). Equal stamps mean neither was written, replaced or renamed over
+/// since; a load takes its stamp before reading, so a write during the load
+/// makes the next stamp differ.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FilesStamp([Option<[i64; 7]>; 2]);
+
+impl PluginSource {
+    pub fn stamp(&self) -> FilesStamp {
+        use std::os::unix::fs::MetadataExt;
+        let of = |path: &Path| {
+            std::fs::metadata(path).ok().map(|m| {
+                [
+                    m.dev() as i64,
+                    m.ino() as i64,
+                    m.size() as i64,
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec(),
+                ]
+            })
+        };
+        FilesStamp([of(&self.component), self.manifest.as_deref().and_then(of)])
+    }
+}
+
 /// Lists the plugins in `dir`: `name.wasm` (with an optional `name.toml`
 /// beside it) and folders `name/` holding `plugin.toml` and one component.
 /// A manifest with no component beside it is logged and ignored.

@@ -33,7 +33,7 @@ use warden_runtime::{self as runtime, CallContext, Prepared, Runtime, SandboxSet
 /// The contract, as messages name it (every served version: see `contract::VERSIONS`).
 const CONTRACT: &str = "warden:plugin";
 
-pub use crate::discovery::{Discovered, PluginSource, discover, discover_all};
+pub use crate::discovery::{Discovered, FilesStamp, PluginSource, discover, discover_all};
 pub use crate::load_error::LoadError;
 
 /// Loads plugins: the one place that turns a plugin's files into a `Plugin`.
@@ -167,6 +167,8 @@ impl Loader {
     /// same bytes and runs on the same engine, its compiled code is reused:
     /// a manifest-only change re-applies grants and limits without compiling.
     pub async fn load(&self, source: &PluginSource, reusable: &[Arc<Plugin>]) -> Result<Plugin> {
+        // Before anything is read: see `FilesStamp`.
+        let files = source.stamp();
         let manifest = match &source.manifest {
             Some(path) => Manifest::load(path)?,
             None => Manifest::default(),
@@ -176,6 +178,7 @@ impl Loader {
         let redactor = Arc::new(manifest.grants.redactor()?);
         self.load_with(source, reusable, manifest, redactor.clone())
             .await
+            .map(|plugin| Plugin { files, ..plugin })
             .map_err(|error| redactor.redact_error(error))
     }
 
@@ -292,6 +295,7 @@ impl Loader {
             name: plugin_name,
             component_path: source.component.clone(),
             manifest_path: source.manifest.clone(),
+            files: Default::default(),
             sha256,
             origin,
             component,

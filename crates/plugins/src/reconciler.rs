@@ -42,6 +42,9 @@ pub struct Reconciler {
     orphans: BTreeSet<PathBuf>,
     /// Asks `run` to look at every folder again (SIGHUP).
     rescan: Arc<Notify>,
+    /// The next pass loads every plugin it looks at again, changed or not
+    /// (SIGHUP: mounts are opened anew, secrets read again).
+    force: bool,
     /// Plugins were unloaded outside `apply` (refused by a new trust
     /// policy): its next pass swaps in a catalog even if it loads nothing.
     dirty: bool,
@@ -97,6 +100,7 @@ impl Reconciler {
             orphans: BTreeSet::new(),
             rescan: Arc::default(),
             dirty: false,
+            force: false,
         }
     }
 
@@ -232,6 +236,7 @@ impl Reconciler {
                 self.dirty = true;
             }
         }
+        self.force = true;
         PluginChanges {
             rescan: (0..self.roots.len()).collect(),
             ..PluginChanges::default()
@@ -320,9 +325,14 @@ impl Reconciler {
 
         // Taken before unloading, so a renamed plugin keeps its compiled code.
         let reusable: Vec<Arc<Plugin>> = self.loaded.values().cloned().collect();
+        let force = std::mem::take(&mut self.force);
         let mut to_load = Vec::new();
         for key in &wanted {
             if let Some(source) = present.remove(key) {
+                let unchanged = self.loaded.get(key).is_some_and(|p| p.files == source.stamp());
+                if !force && unchanged {
+                    continue;
+                }
                 to_load.push((key.clone(), source));
             } else if let Some(error) = broken.remove(key) {
                 self.failed(key, &error.path, &error.error);

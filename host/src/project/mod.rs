@@ -7,7 +7,10 @@ mod js;
 mod python;
 mod rust;
 pub mod scaffold;
+mod sources;
 mod vendored;
+
+pub use sources::Sources;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Instant;

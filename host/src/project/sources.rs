@@ -1,0 +1,61 @@
+//! What a project's sources hold now, as one fingerprint: `warden dev`
+//! builds again only when it differs from what the last build started
+//! from, so an editor's save that reaches the watcher as several batches
+//! (a write, then its rename or a metadata change), or a batch queued while
+//! a build ran, costs one build, not two.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::Path;
+
+use super::Project;
+
+/// Past these, the sources are not fingerprinted and every change builds.
+const MAX_FILES: usize = 10_000;
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A fingerprint of every source file's path and contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sources(u64);
+
+impl Project {
+    /// The sources as they are now; `None` when there are too many to read
+    /// (or a folder cannot be read), which means "build".
+    pub fn sources(&self) -> Option<Sources> {
+        let mut files = Vec::new();
+        self.collect(&self.dir, &mut files)?;
+        files.sort();
+        let mut hasher = DefaultHasher::new();
+        let mut bytes = 0;
+        for file in &files {
+            let contents = std::fs::read(file).ok();
+            bytes += contents.as_ref().map_or(0, |c| c.len() as u64);
+            if bytes > MAX_BYTES {
+                return None;
+            }
+            file.hash(&mut hasher);
+            contents.hash(&mut hasher);
+        }
+        Some(Sources(hasher.finish()))
+    }
+
+    fn collect(&self, dir: &Path, files: &mut Vec<std::path::PathBuf>) -> Option<()> {
+        for entry in std::fs::read_dir(dir).ok()? {
+            let path = entry.ok()?.path();
+            if path.is_dir() {
+                let relative = path.strip_prefix(&self.dir).ok()?;
+                let name = path.file_name()?.to_string_lossy();
+                let top = relative.components().count() == 1;
+                if super::is_ignored(&name) || (top && !self.is_source_dir(&name)) {
+                    continue;
+                }
+                self.collect(&path, files)?;
+            } else if self.is_source(&path) {
+                files.push(path);
+                if files.len() > MAX_FILES {
+                    return None;
+                }
+            }
+        }
+        Some(())
+    }
+}
