@@ -42,6 +42,39 @@ async fn a_full_cache_folder_compiles_in_memory_and_says_so_once() {
 }
 
 #[tokio::test]
+async fn a_read_only_cache_folder_compiles_in_memory_and_says_so_once() {
+    if !namespaces::can_unshare(&["-m", "--propagation", "private"]) {
+        eprintln!("skipped: this machine allows no mount namespace to mount a read-only tmpfs in");
+        return;
+    }
+    let dir = PluginDir::with(&["text", "clock"]);
+    let cache = tempfile::tempdir().unwrap();
+    // A read-only volume (root may write anywhere else, so a mode would not do).
+    let command = namespaces::warden_in(
+        &["-m", "--propagation", "private"],
+        &format!("mount -t tmpfs -o ro,mode=0700 tmpfs {}", cache.path().display()),
+    );
+    let server = serve_command(
+        command,
+        dir.path(),
+        Era::Handshake,
+        &["--no-watch", "--cache-dir", cache.path().to_str().unwrap()],
+        tempfile::NamedTempFile::new().unwrap(),
+    )
+    .await;
+    assert_eq!(server.tool_names().await.len(), 3 + 4, "both plugins serve");
+    support::attacks::healthy(&server).await;
+    let log = server.stop().await;
+    let warned: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("cannot write the compiled-code cache entry"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{log}");
+    assert!(warned[0].contains("Read-only file system"), "{}", warned[0]);
+    assert!(log.contains("compiled=2 from_cache=0"), "{log}");
+}
+
+#[tokio::test]
 async fn a_server_log_on_a_full_disk_does_not_stop_serving() {
     // stderr on /dev/full: every log line fails to be written; calls are served.
     let dir = PluginDir::with(&["text"]);
