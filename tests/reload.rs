@@ -487,3 +487,46 @@ async fn a_configmap_swap_of_the_whole_plugins_folder_is_applied() {
         server.stop().await;
     }
 }
+
+#[tokio::test]
+async fn a_folder_plugin_reloads_at_any_change_in_its_folder_and_a_bare_one_only_when_its_files_change() {
+    // The conformance fixtures keep a marker in their own `state/` folder
+    // that decides whether `test_dynamic_tool` is declared.
+    let dir = PluginDir::with(&["text"]);
+    let folder = dir.path().canonicalize().unwrap().join("conformance");
+    std::fs::create_dir_all(folder.join("state")).unwrap();
+    std::fs::copy(guest("conformance"), folder.join("plugin.wasm")).unwrap();
+    std::fs::write(
+        folder.join("plugin.toml"),
+        format!(
+            "[filesystem]\n{:?} = {{ mount = \"/state\", access = \"read-write\" }}\n",
+            folder.join("state").display().to_string()
+        ),
+    )
+    .unwrap();
+    let server = serve(dir.path(), Era::Handshake, &[]).await;
+    let seen = server.list_changes();
+    let result = server.call("test_trigger_tool_change", json!({})).await;
+    assert!(!is_error(&result), "{result:?}");
+    server.wait_for_list_change(seen).await;
+    assert!(server.tool_names().await.contains(&"test_dynamic_tool".to_string()));
+
+    // `text.wasm` opened for writing and closed unchanged: an event, no reload.
+    // Batches are applied in order, so once `clock` is served that event was
+    // handled too.
+    drop(
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join("text.wasm"))
+            .unwrap(),
+    );
+    dir.add("clock", "clock");
+    server
+        .wait_until("clock loaded", || {
+            server.log().contains("loaded plugin `clock`").then_some(())
+        })
+        .await;
+    let log = server.stop().await;
+    assert_eq!(log.matches("reloaded plugin `text`").count(), 0, "{log}");
+    assert_eq!(log.matches("reloaded plugin `conformance`").count(), 1, "{log}");
+}

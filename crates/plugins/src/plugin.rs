@@ -21,9 +21,9 @@ pub struct Plugin {
     pub name: Arc<str>,
     pub component_path: PathBuf,
     pub manifest_path: Option<PathBuf>,
-    /// Its files as they were when this version was loaded: an event that
-    /// changed neither (a write's events arriving in two batches, a rescan)
-    /// does not load it again.
+    /// Its files as they were when this version was loaded: for a bare
+    /// `name.wasm`, an event that changed neither (a write's events arriving
+    /// in two batches, a rescan) does not load it again.
     pub files: crate::discovery::FilesStamp,
     pub sha256: String,
     /// Where a pulled component came from, as checked at this load.

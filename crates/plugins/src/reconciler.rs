@@ -329,7 +329,10 @@ impl Reconciler {
         let mut to_load = Vec::new();
         for key in &wanted {
             if let Some(source) = present.remove(key) {
-                let unchanged = self.loaded.get(key).is_some_and(|p| p.files == source.stamp());
+                // A folder plugin is loaded again at any change in its folder:
+                // what it declares may depend on the files it keeps there.
+                let unchanged =
+                    source.folder.is_none() && self.loaded.get(key).is_some_and(|p| p.files == source.stamp());
                 if !force && unchanged {
                     continue;
                 }
