@@ -20,13 +20,13 @@ pub struct PluginSource {
     pub folder: Option<PathBuf>,
 }
 
-/// What a plugin's files are on disk now: for the component and the
-/// manifest, the device, inode, size and change times (`None` for a missing
-/// one). Equal stamps mean neither was written, replaced or renamed over
+/// What a plugin's files are on disk now: for the component, the manifest
+/// and the origin record of a pulled component, the device, inode, size and
+/// change times (`None` for a missing one). Equal stamps mean neither was written, replaced or renamed over
 /// since; a load takes its stamp before reading, so a write during the load
 /// makes the next stamp differ.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FilesStamp([Option<[i64; 7]>; 2]);
+pub struct FilesStamp([Option<[i64; 7]>; 3]);
 
 impl PluginSource {
     pub fn stamp(&self) -> FilesStamp {
@@ -44,7 +44,11 @@ impl PluginSource {
                 ]
             })
         };
-        FilesStamp([of(&self.component), self.manifest.as_deref().and_then(of)])
+        FilesStamp([
+            of(&self.component),
+            self.manifest.as_deref().and_then(of),
+            of(&warden_origin::OriginRecord::path_for(&self.component)),
+        ])
     }
 }
 
