@@ -221,6 +221,13 @@ async fn http_grants_allow_exactly_the_listed_hosts() {
         "{by_name}"
     );
     assert!(by_name.contains("only an exact IP entry"), "{by_name}");
+    // The name is granted already: the fix is the address beside it, not instead of it.
+    assert!(by_name.contains(", beside \"localhost\", in [network] allow"), "{by_name}");
+    // The plugin reports the failure in its own words; Warden says what was refused.
+    assert!(
+        by_name.contains("\n\nWarden: the sandbox refused an access during this call: network access to localhost"),
+        "{by_name}"
+    );
     assert_eq!(http.connections.load(Ordering::SeqCst), 0, "refused before connecting");
     server.stop().await;
 
@@ -261,6 +268,21 @@ async fn http_grants_allow_exactly_the_listed_hosts() {
     // A listed address with nothing listening is an ordinary connection error.
     let closed = refused(&server, "fetch", json!({"url": "http://127.0.0.1:1/"})).await;
     assert!(closed.contains("ConnectionRefused"), "{closed}");
+    // Nothing was refused there: no word from Warden.
+    assert!(!closed.contains("Warden: the sandbox refused"), "{closed}");
+    server.stop().await;
+
+    // `localhost` not granted at all: the fix names the name and its address at once.
+    let nothing = folder("");
+    let server = serve(nothing.path(), Era::Stateless, &[]).await;
+    let localhost = refused(&server, "fetch", json!({"url": format!("http://localhost:{port}/")})).await;
+    assert!(
+        localhost.contains(&format!(
+            "add \"localhost:{port}\" and, as it is a loopback, the exact address it resolves to \
+             (\"127.0.0.1:{port}\") to [network] allow in hostile.toml"
+        )),
+        "{localhost}"
+    );
     server.stop().await;
 }
 

@@ -36,6 +36,30 @@ pub fn error_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
+/// A tool's error, with what the sandbox refused during the call: a plugin
+/// that reports a failed request in its own words ("connection error")
+/// would otherwise hide that the manifest is why, and how to change it.
+/// (A crash says the same through `CallFailure::describe`.)
+fn explained(mut result: CallToolResult, report: &CallReport) -> CallToolResult {
+    if let Some(first) = report.denials.first() {
+        let more = match report.denials.len() - 1 {
+            0 => String::new(),
+            _ => " (the audit record lists the others)".to_string(),
+        };
+        let note = format!("Warden: the sandbox refused an access during this call: {first}{more}");
+        // Beside the plugin's own words, in its text when it gave one.
+        let last_text = result.content.iter_mut().rev().find_map(|block| match block {
+            ContentBlock::Text(text) => Some(text),
+            _ => None,
+        });
+        match last_text {
+            Some(text) => text.text = format!("{}\n\n{note}", text.text),
+            None => result.content.push(ContentBlock::text(note)),
+        }
+    }
+    result
+}
+
 /// Runs tool `name` (declared as `decl`) of `plugin` with `arguments`.
 /// `started` is when the call began, for the timings. A tool's failure is a
 /// result (`isError`), never an error answer; only a request the client
@@ -125,17 +149,16 @@ pub async fn run(
                 (error_result(text.clone()), failure.outcome(), Some(text))
             }
             Ok(Err(tool_error)) => match content::tool_error(tool_error, limit) {
-                Ok(text) => (error_result(text), Outcome::ToolError, None),
+                Ok(text) => (explained(error_result(text), &report), Outcome::ToolError, None),
                 Err(error) => refused(error),
             },
             Ok(Ok(reply)) => match content::call_result(reply, decl, limit) {
                 Ok(result) => {
-                    let outcome = if result.is_error == Some(true) {
-                        Outcome::ToolError
+                    if result.is_error == Some(true) {
+                        (explained(result, &report), Outcome::ToolError, None)
                     } else {
-                        Outcome::Ok
-                    };
-                    (result, outcome, None)
+                        (result, Outcome::Ok, None)
+                    }
                 }
                 Err(error) => refused(error),
             },

@@ -23,13 +23,42 @@ use schema::{Property, Refusal};
 use warden_runtime::contract::{Structured, ToolResult, types};
 use warden_runtime::naming;
 
-/// Exports a toolchain adds to every component it builds, which are not the
-/// author's functions: (interface, function, why it is not a tool).
-const TOOLCHAIN_HOOKS: [(&str, &str, &str); 1] = [(
-    "exports",
-    "init",
-    "componentize-py's initialisation hook (it runs once, when the component is built)",
-)];
+/// An export a toolchain adds to every component it builds, which is not the
+/// author's function: where it is, its parameters' names (which tell it
+/// from an author's function of the same name at world level), and why it
+/// is not a tool.
+struct ToolchainHook {
+    interface: Option<&'static str>,
+    function: &'static str,
+    /// `None`: any parameters.
+    params: Option<&'static [&'static str]>,
+    why: &'static str,
+}
+
+const TOOLCHAIN_HOOKS: [ToolchainHook; 2] = [
+    ToolchainHook {
+        interface: Some("exports"),
+        function: "init",
+        params: None,
+        why: "componentize-py's initialisation hook (it runs once, when the component is built)",
+    },
+    ToolchainHook {
+        interface: None,
+        function: "init",
+        params: Some(&["shim", "script", "entry-path", "disable-gc"]),
+        why: "componentize-qjs's initialisation hook (it runs once, when the component is built)",
+    },
+];
+
+impl ToolchainHook {
+    fn matches(&self, interface: Option<&str>, function: &str, func: &ComponentFunc) -> bool {
+        self.interface == interface
+            && self.function == function
+            && self
+                .params
+                .is_none_or(|names| func.params().map(|(name, _)| name).eq(names.iter().copied()))
+    }
+}
 
 /// One exported function served as a tool.
 pub struct PlainFunction {
@@ -158,11 +187,8 @@ fn consider(
     index: Option<ComponentExportIndex>,
 ) -> anyhow::Result<()> {
     let export_name = export_name(budget, interface, function)?;
-    if let Some((_, _, why)) = TOOLCHAIN_HOOKS
-        .iter()
-        .find(|(i, f, _)| interface == Some(*i) && function == *f)
-    {
-        return skip(found, budget, &export_name, why);
+    if let Some(hook) = TOOLCHAIN_HOOKS.iter().find(|h| h.matches(interface, function, func)) {
+        return skip(found, budget, &export_name, hook.why);
     }
     if let Some(resource) = resource_of(function) {
         let why = format!("it belongs to resource `{resource}`, whose handles cannot cross as JSON");

@@ -167,9 +167,22 @@ impl HttpDenial {
     pub fn describe(&self, manifest: &str) -> String {
         match self {
             HttpDenial::Scheme(scheme) => format!("network access over `{scheme}` is not supported; use http or https"),
+            // `localhost` needs its address granted too (below): say both at once.
+            HttpDenial::NotListed { host, port } if host.eq_ignore_ascii_case("localhost") => format!(
+                "network access to {host}:{port} is not granted; add \"{host}:{port}\" and, as it is a loopback, \
+                 the exact address it resolves to (\"127.0.0.1:{port}\") to [network] allow in {manifest}"
+            ),
             HttpDenial::NotListed { host, port } => format!(
                 "network access to {host}:{port} is not granted; add \"{host}\" (or \"{host}:{port}\") to \
                  [network] allow in {manifest}"
+            ),
+            // The name is granted already (else this would be `NotListed`):
+            // the address must be granted beside it, not instead of it.
+            HttpDenial::Address { host, address } if host.parse::<std::net::IpAddr>().is_err() => format!(
+                "network access to {host} is refused: it resolves to {}, a loopback, private or link-local \
+                 address; only an exact IP entry for that address and port (\"{address}\"), beside \"{host}\", \
+                 in [network] allow in {manifest} opens it",
+                address.ip()
             ),
             HttpDenial::Address { host, address } => format!(
                 "network access to {host} is refused: it resolves to {}, a loopback, private or link-local \
