@@ -62,8 +62,10 @@ const PLAIN_DOCS_TOOLS: &[&str] = &[
     "greet",
     "math_multiply",
     "math_negate",
+    "repeat",
     "stats_count",
     "stats_mean",
+    "text_center",
     "text_length",
     "text_pad",
     "text_reverse",
@@ -101,6 +103,33 @@ const PLAIN_DOCS_DOCUMENTED: &[(&str, &str, &str)] = &[
         "text_pad",
         "Pads the text to at least a width.",
         "pad(text: string, how: padding) -> string",
+    ),
+    (
+        "repeat",
+        "Repeats a text a number of times.\n\
+         @param text the text to repeat\n\
+         @param {u32} times how many copies, at most\n\
+         \x20   a thousand\n\
+         @param text the first description of a parameter wins\n\
+         @param count not a parameter of `repeat`\n\
+         \x20   (nor is this line)",
+        "repeat(text: string, times: u32, separator: option<string>) -> string",
+    ),
+    (
+        "text_center",
+        "Centres the text in a width, padding both sides.\n\
+         \n\
+         # Arguments\n\
+         \n\
+         * `text` - The text to centre.\n\
+         * `how` - The width to reach and the fill;\n\
+         \x20 its `side` is where an odd fill character goes.\n\
+         * `width` - Not a parameter of `center`: ignored.\n\
+         \n\
+         # Returns\n\
+         \n\
+         * `text` - The centred text (not under `# Arguments`: ignored).",
+        "center(text: string, how: padding) -> string",
     ),
 ];
 
@@ -142,6 +171,47 @@ fn text_pad_input(described: bool) -> Value {
         how.as_object_mut().unwrap().remove("description");
         for field in ["width", "side", "fill"] {
             how["properties"][field].as_object_mut().unwrap().remove("description");
+        }
+    }
+    schema
+}
+
+/// `text_center`'s input schema: its doc comment's `# Arguments` describe `text` and
+/// `how`, in place of `padding`'s doc comment (the record's fields keep theirs); the same
+/// as `text_pad`'s without docs.
+fn text_center_input(described: bool) -> Value {
+    let mut schema = text_pad_input(described);
+    if described {
+        schema["properties"]["text"]["description"] = json!("The text to centre.");
+        schema["properties"]["how"]["description"] =
+            json!("The width to reach and the fill; its `side` is where an odd fill character goes.");
+    }
+    schema
+}
+
+/// `repeat`'s input schema: `text` and `times` described by their `@param` tags in its
+/// doc comment (the first for `text`; `times` with its continuation line), `separator`
+/// by nothing (no tag, and `option<string>` has no doc comment).
+fn repeat_input(described: bool) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "text": {"description": "the text to repeat", "type": "string"},
+            "times": {
+                "description": "how many copies, at most a thousand",
+                "type": "integer", "minimum": 0, "maximum": u32::MAX,
+            },
+            "separator": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        },
+        "required": ["text", "times"],
+        "additionalProperties": false,
+    });
+    if !described {
+        for param in ["text", "times"] {
+            schema["properties"][param]
+                .as_object_mut()
+                .unwrap()
+                .remove("description");
         }
     }
     schema
@@ -917,6 +987,23 @@ async fn call_plain_docs(server: &Server) {
         value(server, "stats_count", json!({"values": [0.5, "NaN", "-Infinity"]})).await,
         3
     );
+    assert_eq!(
+        string_result(server, "repeat", json!({"text": "ab", "times": 3, "separator": "-"})).await,
+        "ab-ab-ab"
+    );
+    assert_eq!(
+        string_result(server, "repeat", json!({"text": "x", "times": 2})).await,
+        "xx"
+    );
+    assert_eq!(
+        string_result(
+            server,
+            "text_center",
+            json!({"text": "ab", "how": {"width": 5, "side": "left", "fill": "*"}})
+        )
+        .await,
+        "**ab*"
+    );
 }
 
 #[tokio::test]
@@ -938,6 +1025,8 @@ async fn plain_docs_tools_are_named_by_interface_and_described_by_signature_with
     assert_integer(&input(&tools, "add"), "a", json!(i64::MIN), json!(i64::MAX));
     assert_object_of(&input(&tools, "text_reverse"), &["text"], &["text"]);
     assert_eq!(input(&tools, "text_pad"), text_pad_input(false));
+    assert_eq!(input(&tools, "text_center"), text_center_input(false));
+    assert_eq!(input(&tools, "repeat"), repeat_input(false));
     assert!(output(&tools, "text_length").is_some());
     call_plain_docs(&server).await;
     server.stop().await;
@@ -966,6 +1055,36 @@ async fn embedded_package_docs_become_the_descriptions() {
     }
     assert_eq!(input(&tools, "text_pad"), text_pad_input(true));
     call_plain_docs(&server).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_function_doc_comment_describes_its_parameters() {
+    // WIT has no doc comments on parameters; authors describe them in the function's.
+    // `repeat` (world level: the `package-docs` section) does with `@param` tags, and
+    // `text_center` (interface `text` of the named package: `warden:package-docs`) under
+    // a rustdoc `# Arguments` heading. Each parameter's property carries its own text,
+    // `how`'s in place of its type's doc comment; the tool's description stays the whole
+    // doc comment, tags and list included.
+    let component = std::fs::read(support::guest("plain-docs")).unwrap();
+    let wit = xtask::repo_root().join("tests/plugins/plain-docs/wit");
+    let documented = warden_plugins::plain::docs::embed(&component, &wit, None).unwrap();
+    let dir = PluginDir::new();
+    dir.write("plain-docs.wasm", documented);
+    let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;
+    let tools = tools(&server).await;
+    assert_eq!(input(&tools, "repeat"), repeat_input(true));
+    assert_eq!(input(&tools, "text_center"), text_center_input(true));
+    for name in ["repeat", "text_center"] {
+        let (_, doc, _) = PLAIN_DOCS_DOCUMENTED.iter().find(|(tool, ..)| *tool == name).unwrap();
+        assert_eq!(description(&tools, name), *doc);
+    }
+    // A function whose doc comment describes no parameter keeps its types' descriptions.
+    assert_eq!(input(&tools, "text_pad"), text_pad_input(true));
+    assert_eq!(
+        string_result(&server, "repeat", json!({"text": "ab", "times": 2, "separator": ", "})).await,
+        "ab, ab"
+    );
     server.stop().await;
 }
 
@@ -1233,7 +1352,7 @@ async fn embed_docs_writes_the_doc_comments_and_replaces_earlier_ones() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
-        assert!(stderr.contains("6 function(s) documented"), "{stderr}");
+        assert!(stderr.contains("8 function(s) documented"), "{stderr}");
         assert!(out.stdout.is_empty());
     }
     let server = serve(dir.path(), Era::Handshake, &["--no-watch"]).await;

@@ -126,6 +126,12 @@ impl Docs {
         documented(&self.find(interface, function)?.docs)
     }
 
+    /// The doc comment of `function` as the WIT wrote it (its lines' common
+    /// indentation removed, nothing trimmed), for `param_docs`.
+    pub fn comment(&self, interface: Option<&str>, function: &str) -> Option<&str> {
+        self.find(interface, function)?.docs.contents.as_deref()
+    }
+
     /// How many exported functions have a doc comment.
     pub fn documented(&self) -> usize {
         let Some(world) = self.world else { return 0 };

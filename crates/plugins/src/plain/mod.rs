@@ -2,11 +2,13 @@
 //! function they export (at world level or in an exported interface) is
 //! served as a tool, with a schema derived from its WIT types (`schema.rs`),
 //! its WIT doc comment as description where the binary carries one
-//! (`docs.rs`), and JSON converted to component values and back
+//! (`docs.rs`), its parameters described from that doc comment
+//! (`param_docs.rs`), and JSON converted to component values and back
 //! (`values.rs`).
 
 pub mod budget;
 pub mod docs;
+pub mod param_docs;
 pub mod schema;
 pub mod values;
 pub mod wit_shape;
@@ -241,13 +243,24 @@ fn declare(
         params.push((param.to_string(), ty));
     }
     let shapes = docs.shapes(interface, function);
+    // A parameter's description from the function's doc comment, before its type's.
+    let described = match docs.comment(interface, function) {
+        Some(comment) => {
+            let names: Vec<&str> = params.iter().map(|(name, _)| name.as_str()).collect();
+            param_docs::describe(comment, &names, budget)?
+        }
+        None => Vec::new(),
+    };
     let mut input = Text::new(budget, "input schema");
     schema::object(
         &mut input,
         || {
-            params.iter().map(|(name, ty)| {
+            params.iter().enumerate().map(|(n, (name, ty))| {
                 let shape = shapes.as_ref().and_then(|s| s.param(name));
-                Property::new(name.as_str(), ty.clone(), shape)
+                Property {
+                    description: described.get(n).and_then(Option::as_deref),
+                    ..Property::new(name.as_str(), ty.clone(), shape)
+                }
             })
         },
         Some("parameter"),

@@ -64,7 +64,8 @@ fn unsupported<T>(why: &str) -> Result<T, Refusal> {
 
 /// One property of an object schema: a record's field, a function's
 /// parameter, a case's payload. `shape` is its type in the component's WIT,
-/// when that can be read; `description` its own doc comment (a field's).
+/// when that can be read; `description` its own doc comment (a field's), or
+/// a parameter's description from its function's doc comment (`param_docs`).
 #[derive(Clone)]
 pub struct Property<'t, 'r> {
     pub name: &'t str,

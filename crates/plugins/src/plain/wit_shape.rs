@@ -2,7 +2,8 @@
 //! is written from (`schema.rs`), for the doc comments WIT gives record
 //! fields, variant cases and named types: what a model reads as a
 //! property's description. WIT has no doc comments on parameters, so a
-//! parameter is described by its type's doc comment.
+//! parameter is described from its function's doc comment (`param_docs.rs`),
+//! else by its type's doc comment.
 
 use wit_parser::{Resolve, Type, TypeDef, TypeDefKind};
 
