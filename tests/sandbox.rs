@@ -222,7 +222,10 @@ async fn http_grants_allow_exactly_the_listed_hosts() {
     );
     assert!(by_name.contains("only an exact IP entry"), "{by_name}");
     // The name is granted already: the fix is the address beside it, not instead of it.
-    assert!(by_name.contains(", beside \"localhost\", in [network] allow"), "{by_name}");
+    assert!(
+        by_name.contains(", beside \"localhost\", in [network] allow"),
+        "{by_name}"
+    );
     // The plugin reports the failure in its own words; Warden says what was refused.
     assert!(
         by_name.contains("\n\nWarden: the sandbox refused an access during this call: network access to localhost"),

@@ -11,8 +11,8 @@
 
 use anyhow::{Result, bail};
 use wasmparser::{
-    ComponentAlias, ComponentExternalKind, ComponentInstance, ComponentOuterAliasKind, ComponentTypeRef, Encoding,
-    Instance, Parser, Payload,
+    CanonicalFunction, CanonicalOption, ComponentAlias, ComponentExternalKind, ComponentInstance,
+    ComponentOuterAliasKind, ComponentTypeRef, Encoding, Instance, Parser, Payload,
 };
 
 /// The largest component file read: the host holds it whole while it
@@ -45,6 +45,10 @@ pub struct ComponentShape {
     /// The most tables, and memories, one instantiated module defines.
     pub module_tables: u32,
     pub module_memories: u32,
+    /// The first built-in of the component model's async ABI it uses
+    /// (`task.return`, an `async` lift…): Warden's engine does not run that
+    /// ABI, and wasmtime would say so only after compiling, in its own words.
+    pub async_abi: Option<&'static str>,
 }
 
 impl ComponentShape {
@@ -130,7 +134,16 @@ impl ComponentShape {
                                 largest_table: module.largest_table,
                                 module_tables: module.tables,
                                 module_memories: module.memories,
+                                async_abi: None,
                             });
+                        }
+                    }
+                }
+                Payload::ComponentCanonicalSection(reader) => {
+                    let frame = component(&mut frames)?;
+                    for function in reader {
+                        if frame.shape.async_abi.is_none() {
+                            frame.shape.async_abi = async_abi(&function?);
                         }
                     }
                 }
@@ -172,10 +185,18 @@ impl ComponentShape {
         self.largest_table = self.largest_table.max(other.largest_table);
         self.module_tables = self.module_tables.max(other.module_tables);
         self.module_memories = self.module_memories.max(other.module_memories);
+        self.async_abi = self.async_abi.or(other.async_abi);
     }
 
-    /// Refuses a shape the instance pool cannot hold, naming the bound.
+    /// Refuses a shape the instance pool cannot hold, naming the bound, and
+    /// a component that needs the async ABI.
     pub fn check(&self) -> Result<()> {
+        if let Some(builtin) = self.async_abi {
+            bail!(
+                "the component uses the component model's async ABI (`{builtin}`), which Warden does not run; \
+                 build it with synchronous exports (componentize-qjs: `--sync`; WIT: `func`, not `async func`)"
+            );
+        }
         for (what, count, limit) in [
             ("core module instances", self.core_instances, MAX_CORE_INSTANCES),
             ("linear memories", self.memories, MAX_MEMORIES),
@@ -207,6 +228,31 @@ impl ComponentShape {
             );
         }
         Ok(())
+    }
+}
+
+/// The async-ABI built-in `function` is or uses, if any.
+fn async_abi(function: &CanonicalFunction) -> Option<&'static str> {
+    let is_async = |options: &[CanonicalOption]| {
+        options
+            .iter()
+            .any(|option| matches!(option, CanonicalOption::Async | CanonicalOption::Callback(_)))
+    };
+    match function {
+        CanonicalFunction::Lift { options, .. } => is_async(options).then_some("async lift"),
+        CanonicalFunction::Lower { options, .. } => is_async(options).then_some("async lower"),
+        CanonicalFunction::ResourceNew { .. }
+        | CanonicalFunction::ResourceDrop { .. }
+        | CanonicalFunction::ResourceRep { .. }
+        | CanonicalFunction::ThreadSpawnRef { .. }
+        | CanonicalFunction::ThreadSpawnIndirect { .. }
+        | CanonicalFunction::ThreadAvailableParallelism => None,
+        CanonicalFunction::TaskReturn { .. } => Some("task.return"),
+        CanonicalFunction::TaskCancel => Some("task.cancel"),
+        CanonicalFunction::ContextGet { .. } => Some("context.get"),
+        CanonicalFunction::ContextSet { .. } => Some("context.set"),
+        CanonicalFunction::BackpressureInc | CanonicalFunction::BackpressureDec => Some("backpressure"),
+        _ => Some("an async built-in (stream, future, waitable or subtask)"),
     }
 }
 
