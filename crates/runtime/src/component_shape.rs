@@ -356,6 +356,7 @@ mod tests {
                 largest_table: 0,
                 module_tables: 0,
                 module_memories: 1,
+                async_abi: None,
             }
         );
         assert!(shape.check().is_ok());
@@ -408,5 +409,29 @@ mod tests {
             .contains("defines 2 linear memories")
         );
         assert!(ComponentShape::of(b"not wasm").is_err());
+    }
+
+    #[test]
+    fn the_async_abi_is_named_before_compiling() {
+        let mut canonicals = wasm_encoder::CanonicalFunctionSection::new();
+        canonicals.task_cancel();
+        let mut async_component = Component::new();
+        async_component.section(&canonicals);
+        let shape = ComponentShape::of(&async_component.clone().finish()).unwrap();
+        assert_eq!(shape.async_abi, Some("task.cancel"));
+        let refused = shape.check().unwrap_err().to_string();
+        assert!(refused.contains("async ABI (`task.cancel`)"), "{refused}");
+        assert!(refused.contains("--sync"), "{refused}");
+
+        // Nested and instantiated: the outer component uses it too.
+        let mut outer = Component::new();
+        outer.section(&NestedComponentSection(&async_component));
+        let mut instances = ComponentInstanceSection::new();
+        instances.instantiate(0, Vec::<(&str, wasm_encoder::ComponentExportKind, u32)>::new());
+        outer.section(&instances);
+        assert_eq!(ComponentShape::of(&outer.finish()).unwrap().async_abi, Some("task.cancel"));
+
+        // A synchronous component: none.
+        assert_eq!(ComponentShape::of(&Component::new().finish()).unwrap().async_abi, None);
     }
 }
