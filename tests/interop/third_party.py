@@ -5,19 +5,23 @@ listed, their descriptions (signatures: none of the WIT is documented) and schem
 results, the components' own errors, arguments refused, and Warden's log lines for
 the function it skips and the component it refuses.
 
-usage: python third_party.py WARDEN_BINARY PLUGINS_DIR PLUGINS_JS_DIR CACHE_DIR LOG
+usage: python third_party.py WARDEN_BINARY PLUGINS_DIR PLUGINS_JS_DIR CACHE_DIR LOG PORT
 
-PLUGINS_DIR holds sandbox (componentize-py, stub mode), greet (componentize-qjs) and
-say-hello (componentize-js's README example, refused: it imports its host's logger);
-PLUGINS_JS_DIR holds greet-js (componentize-js). Warden's stderr goes to LOG.FOLDER.MODE.
+PLUGINS_DIR holds sandbox (componentize-py, stub mode, described by its manifest), greet
+(componentize-qjs), say-hello (componentize-js's README example, refused: it imports its
+host's logger) and fetch-hello (componentize-js's README fetch example, not granted);
+PLUGINS_JS_DIR holds greet-js (componentize-js) and fetch-hello granted its fetch to
+127.0.0.1:PORT, where this script serves HTTP. Warden's stderr goes to LOG.FOLDER.MODE.
 CACHE_DIR should be empty: each folder's first connection is a cold load.
 Prints what it checked and the figures; exits 1 if any check failed.
 """
 
 import asyncio
+import http.server
 import json
 import os
 import sys
+import threading
 import time
 
 from mcp import Client, StdioServerParameters
@@ -48,34 +52,26 @@ def one_string(name: str) -> dict:
 FOLDERS = {
     "plugins": {
         "tools": {
-            # componentize-py examples/sandbox/sandbox.wit: no doc comments.
+            # componentize-py examples/sandbox/sandbox.wit has no doc comments: the
+            # operator's descriptions, from sandbox.toml.
             "eval": (
-                "eval(expression: string) -> result<string, string>",
+                "Evaluates one Python expression in a fresh interpreter and returns its value as JSON. "
+                "Nothing persists between calls; the interpreter has no files, clock or network.",
                 one_string("expression"),
                 STRING_RESULT,
             ),
-            "exec": ("exec(statements: string) -> result<_, string>", one_string("statements"), None),
-            # componentize-qjs README Quick Start.
-            "greet": ("greet(name: string) -> string", one_string("name"), STRING_RESULT),
-            # componentize-qjs's own initialisation export (its build runs it under
-            # Wizer); Warden serves it as a tool today, unlike componentize-py's
-            # `exports#init`.
-            "init": (
-                "init(shim: string, script: string, entry-path: option<string>, disable-gc: bool) -> result<_, string>",
-                {
-                    "type": "object",
-                    "properties": {
-                        "shim": {"type": "string"},
-                        "script": {"type": "string"},
-                        "entry-path": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                        "disable-gc": {"type": "boolean"},
-                    },
-                    "required": ["shim", "script", "disable-gc"],
-                    "additionalProperties": False,
-                },
+            "exec": (
+                "Runs Python statements in a fresh interpreter; succeeds with no value, or fails with "
+                "the exception. Nothing persists between calls.",
+                one_string("statements"),
                 None,
             ),
+            # componentize-qjs README Quick Start.
+            "greet": ("greet(name: string) -> string", one_string("name"), STRING_RESULT),
+            # componentize-js README Async Support.
+            "say-hello": ("say-hello(name: string)", one_string("name"), None),
         },
+        "titles": {"eval": "Evaluate a Python expression", "exec": "Run Python statements"},
         # (tool, arguments, structuredContent["result"], text)
         "results": [
             ("eval", {"expression": "2 + 2"}, "4", "4"),
@@ -105,7 +101,6 @@ FOLDERS = {
             # Stub mode: every WASI import traps, so reading a file or the clock crashes the call.
             ("eval", {"expression": "open('/etc/passwd').read()"},
              "plugin `sandbox` crashed while running `eval`: the plugin panicked (wasm `unreachable` executed)"),
-            ("init", {"shim": "", "script": "globalThis.x = 1", "disable-gc": False}, "JavaScript already evaluated"),
         ],
         # (tool, arguments, the name the refusal must contain)
         "refused": [
@@ -115,18 +110,17 @@ FOLDERS = {
             ("eval", {"expression": "1", "globals": {}}, "globals"),
             ("greet", {"name": None}, "name"),
             ("greet", {"name": 42}, "name"),
-            ("init", {"shim": "", "script": "", "disable-gc": "no"}, "disable-gc"),
         ],
         # Exact refusal texts for one wrong type each (what a model reads back).
         "refusal_texts": [
             ("eval", {"expression": 2},
              'the arguments do not match the input schema of `eval`:\n- /expression: 2 is not of type "string"'),
-            ("init", {"shim": "", "script": "", "disable-gc": "no"},
-             'the arguments do not match the input schema of `init`:\n- /disable-gc: "no" is not of type "boolean"'),
         ],
         "log": [
             "function `exports#init` is not served as a tool: componentize-py's initialisation hook"
             " (it runs once, when the component is built) plugin=\"sandbox\"",
+            "function `init` is not served as a tool: componentize-qjs's initialisation hook"
+            " (it runs once, when the component is built) plugin=\"greet\"",
             "it imports `local:hello/logger`, which Warden does not provide",
         ],
         "log_plugin_refused": "say-hello",
@@ -134,12 +128,15 @@ FOLDERS = {
     "plugins-js": {
         "tools": {
             "greet": ("greet(name: string) -> string", one_string("name"), STRING_RESULT),
+            "say-hello": ("say-hello(name: string)", one_string("name"), None),
         },
+        "titles": {},
         "results": [
             ("greet", {"name": "World"}, "Hello, World!", "Hello, World!"),
             ("greet", {"name": "Ünïcødé 🦀"}, "Hello, Ünïcødé 🦀!", "Hello, Ünïcødé 🦀!"),
         ],
-        "empty": [],
+        # say-hello returns nothing; the test server records the request.
+        "empty": [("say-hello", {"name": "World"})],
         "errors": [],
         "refused": [
             ("greet", {"name": 42}, "name"),
@@ -152,6 +149,38 @@ FOLDERS = {
         "log_plugin_refused": None,
     },
 }
+
+
+def add_fetch_checks(port: int) -> None:
+    """What depends on the test server's port: the refusal of the ungranted fetch."""
+    FOLDERS["plugins"]["errors"].append(
+        (
+            "say-hello",
+            {"name": "World"},
+            "plugin `fetch-hello` crashed while running `say-hello`: the plugin panicked (wasm `unreachable`"
+            f" executed), after the sandbox refused it: network access to localhost:{port} is not granted; add"
+            f' "localhost:{port}" and, as it is a loopback, the exact address it resolves to ("127.0.0.1:{port}")'
+            " to [network] allow in fetch-hello.toml — it printed: Redirecting call to abort() to mozalloc_abort",
+        )
+    )
+
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    """The test's HTTP server: answers every GET and records its path."""
+
+    paths: list = []
+
+    def do_GET(self) -> None:
+        Recorder.paths.append(self.path)
+        body = f"Hello from the test server, {self.path[1:]}".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
 
 
 def server(warden: str, plugins: str, cache: str, log: str) -> StdioServerParameters:
@@ -182,6 +211,7 @@ async def session(checks: Checks, params: StdioServerParameters, mode: str, want
             checks.equal(f"[{mode}] description of {name}", tools[name].description, description)
             checks.equal(f"[{mode}] inputSchema of {name}", tools[name].input_schema, input_schema)
             checks.equal(f"[{mode}] outputSchema of {name}", tools[name].output_schema, output_schema)
+            checks.equal(f"[{mode}] title of {name}", tools[name].title, want["titles"].get(name))
 
         call = timed_calls(client, latencies)
         for name, arguments, value, text in want["results"]:
@@ -230,7 +260,10 @@ def check_log(checks: Checks, label: str, mode: str, log: str, want: dict) -> No
 
 
 async def main() -> None:
-    warden, plugins, plugins_js, cache, log = sys.argv[1:6]
+    warden, plugins, plugins_js, cache, log, port = sys.argv[1:7]
+    add_fetch_checks(int(port))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", int(port)), Recorder)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     checks = Checks()
     for folder, path in (("plugins", plugins), ("plugins-js", plugins_js)):
         want = FOLDERS[folder]
@@ -245,6 +278,9 @@ async def main() -> None:
                 checks.failed.append(f"[{folder} {mode}] session failed: {type(error).__name__}: {error}")
                 continue
             check_log(checks, f"[{folder} {mode}]", mode, mode_log, want)
+            # Only the granted fetch reached the server, once per session.
+            checks.equal(f"[{folder} {mode}] requests the test server saw", Recorder.paths, ["/World"] if folder == "plugins-js" else [])
+            Recorder.paths.clear()
             print(f"{folder} mode={mode}: tools/list answered {load:.2f} s after starting warden ({cold})")
             for kind, what in (("called", "reaching a component"), ("refused", "refused by the schema")):
                 if kind in latencies:

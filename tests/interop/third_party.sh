@@ -22,14 +22,24 @@
 #               program (componentize() API). It imports its host's `local:hello/logger`,
 #               so Warden refuses it at load; served beside `sandbox` and `greet` to
 #               check the refusal's log line and that the others still serve.
+#   fetch-hello componentize-js 0.23.0's README "Async Support" example: `sayHello`
+#               fetching `http://localhost:8080/${name}`, in "the same example component"
+#               (the README's world without the logger import that this version does not
+#               use), built with componentize-js 0.23.0. The port is the test server's
+#               (8080 may be taken). Served twice: in plugins without a grant (the fetch
+#               is refused, the component aborts, and the error says what was refused
+#               and how to grant it), in plugins-js with the grant (the test server sees
+#               the request).
+#
+# The operator describes `eval` and `exec` in sandbox.toml (`[tools.NAME] title` and
+# `description`): a model chooses tools by their descriptions.
 #
 # None of their WIT carries doc comments, so there is nothing for `warden embed-docs`
 # to add: every tool is described by its signature.
 #
 # Installs componentize-py and mcp into target/interop/venv, componentize-js and
 # componentize-qjs into target/interop/third-party/npm, caches the componentize-py
-# sdist in target/interop/third-party/sdist (`pip download` prepares its metadata,
-# which builds for minutes); builds Warden (debug; WARDEN_BIN=<path> uses that binary
+# sdist in target/interop/third-party/sdist; builds Warden (debug; WARDEN_BIN=<path> uses that binary
 # instead). Prints each component's build time, size and instance-pool row, the cold
 # and warm tools/list latency; exits non-zero if any check failed.
 set -euo pipefail
@@ -62,12 +72,30 @@ EOF
 npm_pinned "$work/npm.package.json" "$npm_dir" @bytecodealliance/componentize-js componentize-qjs
 npm_versions "$npm_dir" @bytecodealliance/componentize-js 0.23.0 componentize-qjs 0.4.5
 
-# componentize-py's sdist, from PyPI (cached: pip prepares its metadata first).
+# componentize-py's sdist, from PyPI: the file the simple index lists, checked against the
+# index's sha256 (`pip download --no-binary` would build its metadata first, for minutes).
 sdist="$work/sdist/componentize_py-0.25.1.tar.gz"
 if [ ! -f "$sdist" ]; then
-  echo "== pip download componentize-py==0.25.1 (sdist; preparing its metadata takes minutes)"
-  "$python" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary componentize-py \
-    componentize-py==0.25.1 -d "$work/sdist"
+  echo "== componentize-py 0.25.1's sdist from PyPI's simple index"
+  mkdir -p "$work/sdist"
+  "$python" - "$sdist" <<'PY'
+import hashlib, json, os, sys, urllib.request
+want = "componentize_py-0.25.1.tar.gz"
+request = urllib.request.Request(
+    "https://pypi.org/simple/componentize-py/",
+    headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+)
+files = json.load(urllib.request.urlopen(request, timeout=120))["files"]
+entry = next(f for f in files if f["filename"] == want)
+data = urllib.request.urlopen(entry["url"], timeout=300).read()
+digest = hashlib.sha256(data).hexdigest()
+if digest != entry["hashes"]["sha256"]:
+    sys.exit(f"{want}: sha256 {digest}, the index says {entry['hashes']['sha256']}")
+with open(sys.argv[1] + ".part", "wb") as out:
+    out.write(data)
+os.replace(sys.argv[1] + ".part", sys.argv[1])
+print(f"{want}: {len(data)} bytes, sha256 {digest}")
+PY
 fi
 src="$work/src"
 rm -rf "$src"
@@ -116,6 +144,16 @@ cat >"$plugins/sandbox.toml" <<'EOF'
 [limits]
 memory = "40 MiB"
 timeout = "20s"
+
+# The WIT says only `eval(expression: string) -> result<string, string>`: the operator
+# tells the model what the functions do.
+[tools.eval]
+title = "Evaluate a Python expression"
+description = "Evaluates one Python expression in a fresh interpreter and returns its value as JSON. Nothing persists between calls; the interpreter has no files, clock or network."
+
+[tools.exec]
+title = "Run Python statements"
+description = "Runs Python statements in a fresh interpreter; succeeds with no value, or fails with the exception. Nothing persists between calls."
 EOF
 record sandbox "$plugins/sandbox.wasm"
 
@@ -135,10 +173,10 @@ grep -q 'export greet: func(name: string) -> string;' "$build/greet/hello.wit" \
 qjs="$npm_dir/node_modules/.bin/componentize-qjs"
 echo "== componentize-qjs 0.4.5: componentize-qjs-0.4.5.tgz:README.md Quick Start (default: component-model async)"
 (cd "$build/greet" && "$qjs" --wit hello.wit --js hello.js -o greet-async.wasm >/dev/null)
-# Warden runs no component-model async: refused at load, naming what it met.
+# Warden runs no component-model async: refused before compiling, naming the fix.
 refusal="$("$warden" check "$build/greet/greet-async.wasm" 2>&1 || true)"
 case "$refusal" in
-  *"requires the component model async feature"*) echo "ok   the async build is refused: $(echo "$refusal" | grep '✗')" ;;
+  *'async ABI (`task.cancel`), which Warden does not run; build it with synchronous exports (componentize-qjs: `--sync`'*) echo "ok   the async build is refused: $(echo "$refusal" | grep '✗')" ;;
   *) echo "FAIL: the component-model-async build was not refused as expected: $refusal"; exit 1 ;;
 esac
 echo "== componentize-qjs 0.4.5 --sync: the same source"
@@ -168,9 +206,35 @@ timed say-hello bash -c 'cd "$1" && node readme.mjs' _ "$npm_dir/say-hello"
 cp "$npm_dir/say-hello/test.component.wasm" "$plugins/say-hello.wasm"
 record say-hello "$plugins/say-hello.wasm"
 
+# 5. fetch-hello: componentize-js's README "Async Support" block, its world without the
+# logger import, the URL's port the one the test's HTTP server will listen on.
+port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+mkdir -p "$build/fetch-hello"
+readme_block "$js_readme" js 2 >"$build/fetch-hello/published.js"
+grep -q 'fetch(`http://localhost:8080/${name}`)' "$build/fetch-hello/published.js" \
+  || { echo "componentize-js's README Async Support example is not the one expected:"; cat "$build/fetch-hello/published.js"; exit 1; }
+sed "s/localhost:8080/localhost:$port/" "$build/fetch-hello/published.js" >"$build/fetch-hello/hello.js"
+awk '/^  package local:hello;/ { on = 1 } /^`\);/ { on = 0 } on' "$npm_dir/say-hello/readme.mjs" \
+  | grep -v 'import logger;' \
+  | awk '/interface logger/ { skip = 1 } skip && /^  }/ { skip = 0; next } !skip' >"$build/fetch-hello/hello.wit"
+grep -q 'export say-hello: func(name: string);' "$build/fetch-hello/hello.wit" \
+  || { echo "the README's world was not cut as expected:"; cat "$build/fetch-hello/hello.wit"; exit 1; }
+echo "== componentize-js 0.23.0: componentize-js-0.23.0.tgz:README.md Async Support (fetch to localhost:$port)"
+timed fetch-hello bash -c 'cd "$1" && "$2" --wit hello.wit -o fetch-hello.wasm hello.js >/dev/null' _ \
+  "$build/fetch-hello" "$npm_dir/node_modules/.bin/componentize-js"
+cp "$build/fetch-hello/fetch-hello.wasm" "$plugins/fetch-hello.wasm"
+cp "$build/fetch-hello/fetch-hello.wasm" "$plugins_js/fetch-hello.wasm"
+cat >"$plugins_js/fetch-hello.toml" <<EOF
+# componentize-js's README Async Support example fetches http://localhost:$port/NAME.
+# A name that resolves to a loopback address is opened only with that address beside it.
+[network]
+allow = ["localhost:$port", "127.0.0.1:$port"]
+EOF
+record fetch-hello "$plugins/fetch-hello.wasm"
+
 cache="$work/cache"
 rm -rf "$cache"
 log="$work/third-party.log"
 echo "== figures (also in $figures)"
 cat "$figures"
-stdio_driver "$work/third-party-client.log" 900 third_party.py "$warden" "$plugins" "$plugins_js" "$cache" "$log"
+stdio_driver "$work/third-party-client.log" 900 third_party.py "$warden" "$plugins" "$plugins_js" "$cache" "$log" "$port"
