@@ -8,9 +8,9 @@ the function it skips and the component it refuses.
 usage: python third_party.py WARDEN_BINARY PLUGINS_DIR PLUGINS_JS_DIR CACHE_DIR LOG PORT
 
 PLUGINS_DIR holds sandbox (componentize-py, stub mode, described by its manifest), greet
-(componentize-qjs), say-hello (componentize-js's README example, refused: it imports its
+(componentize-qjs), hello (cargo-component's template), say-hello (componentize-js's README example, refused: it imports its
 host's logger) and fetch-hello (componentize-js's README fetch example, not granted);
-PLUGINS_JS_DIR holds greet-js (componentize-js) and fetch-hello granted its fetch to
+PLUGINS_JS_DIR holds greet-js (componentize-js) and fetch-hello (jco componentize) granted its fetch to
 127.0.0.1:PORT, where this script serves HTTP. Warden's stderr goes to LOG.FOLDER.MODE.
 CACHE_DIR should be empty: each folder's first connection is a cold load.
 Prints what it checked and the figures; exits 1 if any check failed.
@@ -70,6 +70,12 @@ FOLDERS = {
             "greet": ("greet(name: string) -> string", one_string("name"), STRING_RESULT),
             # componentize-js README Async Support.
             "say-hello": ("say-hello(name: string)", one_string("name"), None),
+            # cargo-component's library template: its WIT has no doc comment on the function.
+            "hello-world": (
+                "hello-world() -> string",
+                {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+                STRING_RESULT,
+            ),
         },
         "titles": {"eval": "Evaluate a Python expression", "exec": "Run Python statements"},
         # (tool, arguments, structuredContent["result"], text)
@@ -81,6 +87,7 @@ FOLDERS = {
             ("greet", {"name": "World"}, "Hello, World!", "Hello, World!"),
             ("greet", {"name": "Ünïcødé 🦀"}, "Hello, Ünïcødé 🦀!", "Hello, Ünïcødé 🦀!"),
             ("greet", {"name": ""}, "Hello, !", "Hello, !"),
+            ("hello-world", {}, "Hello, World!", "Hello, World!"),
         ],
         # exec returns result<_, string>: ok is an empty result.
         "empty": [

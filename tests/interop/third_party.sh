@@ -29,10 +29,15 @@
 #               (8080 may be taken). Served twice: in plugins without a grant (the fetch
 #               is refused, the component aborts, and the error says what was refused
 #               and how to grant it), in plugins-js with the grant (the test server sees
-#               the request).
+#               the request). The granted copy is built with jco 1.33.0's `jco
+#               componentize` (jco 1.35.0's fails here: "failed to get path metadata").
 #
 # The operator describes `eval` and `exec` in sandbox.toml (`[tools.NAME] title` and
 # `description`): a model chooses tools by their descriptions.
+#
+#   hello       cargo-component 0.21.1's library template (crates.io), `cargo component
+#               new --lib` then `cargo component build --release` (wasm32-wasip1 and
+#               its adapter).
 #
 # None of their WIT carries doc comments, so there is nothing for `warden embed-docs`
 # to add: every tool is described by its signature.
@@ -65,12 +70,18 @@ cat >"$work/npm.package.json" <<'EOF'
   "type": "module",
   "dependencies": {
     "@bytecodealliance/componentize-js": "0.23.0",
+    "@bytecodealliance/jco": "1.33.0",
     "componentize-qjs": "0.4.5"
   }
 }
 EOF
-npm_pinned "$work/npm.package.json" "$npm_dir" @bytecodealliance/componentize-js componentize-qjs
-npm_versions "$npm_dir" @bytecodealliance/componentize-js 0.23.0 componentize-qjs 0.4.5
+npm_pinned "$work/npm.package.json" "$npm_dir" @bytecodealliance/componentize-js @bytecodealliance/jco componentize-qjs
+npm_versions "$npm_dir" @bytecodealliance/componentize-js 0.23.0 @bytecodealliance/jco 1.33.0 componentize-qjs 0.4.5
+
+# cargo-component from crates.io (cached per machine by .ci/install-tool), and the
+# wasm32-wasip1 target it builds for (its adapter makes the component).
+bash "$root/.ci/install-tool" cargo-component 0.21.1
+rustup target add wasm32-wasip1 >/dev/null 2>&1 || rustup target add wasm32-wasip1
 
 # componentize-py's sdist, from PyPI: the file the simple index lists, checked against the
 # index's sha256 (`pip download --no-binary` would build its metadata first, for minutes).
@@ -223,7 +234,13 @@ echo "== componentize-js 0.23.0: componentize-js-0.23.0.tgz:README.md Async Supp
 timed fetch-hello bash -c 'cd "$1" && "$2" --wit hello.wit -o fetch-hello.wasm hello.js >/dev/null' _ \
   "$build/fetch-hello" "$npm_dir/node_modules/.bin/componentize-js"
 cp "$build/fetch-hello/fetch-hello.wasm" "$plugins/fetch-hello.wasm"
-cp "$build/fetch-hello/fetch-hello.wasm" "$plugins_js/fetch-hello.wasm"
+# The granted copy: the same source built by jco 1.33.0's `jco componentize` (which
+# wraps componentize-js 0.22).
+echo "== jco 1.33.0 componentize: the same source"
+timed fetch-hello-jco bash -c 'cd "$1" && "$2" componentize hello.js --wit hello.wit -o fetch-hello-jco.wasm >/dev/null' _ \
+  "$build/fetch-hello" "$npm_dir/node_modules/.bin/jco"
+cp "$build/fetch-hello/fetch-hello-jco.wasm" "$plugins_js/fetch-hello.wasm"
+record fetch-hello-jco "$plugins_js/fetch-hello.wasm"
 cat >"$plugins_js/fetch-hello.toml" <<EOF
 # componentize-js's README Async Support example fetches http://localhost:$port/NAME.
 # A name that resolves to a loopback address is opened only with that address beside it.
@@ -231,6 +248,21 @@ cat >"$plugins_js/fetch-hello.toml" <<EOF
 allow = ["localhost:$port", "127.0.0.1:$port"]
 EOF
 record fetch-hello "$plugins/fetch-hello.wasm"
+
+# 6. hello: the library that cargo-component 0.21.1 generates (`cargo component new
+# --lib`: its template's WIT and Rust), built as its README says (`cargo component build
+# --release`), in a folder outside this repository (inside, cargo would make it a member
+# of Warden's workspace, with Warden's profiles).
+ccdir="$(mktemp -d)"
+trap 'rm -rf "$ccdir"' EXIT
+echo "== cargo-component 0.21.1: cargo component new --lib hello; cargo component build --release"
+(cd "$ccdir" && "$root/target/tools/bin/cargo-component" component new --lib hello >/dev/null 2>&1)
+grep -q 'export hello-world: func() -> string;' "$ccdir/hello/wit/world.wit" \
+  || { echo "cargo-component's template is not the one expected:"; cat "$ccdir/hello/wit/world.wit"; exit 1; }
+timed hello bash -c 'cd "$1" && "$2" component build --release >/dev/null 2>&1' _ \
+  "$ccdir/hello" "$root/target/tools/bin/cargo-component"
+cp "$ccdir/hello/target/wasm32-wasip1/release/hello.wasm" "$plugins/hello.wasm"
+record hello "$plugins/hello.wasm"
 
 cache="$work/cache"
 rm -rf "$cache"
