@@ -429,7 +429,10 @@ mod tests {
         let mut instances = ComponentInstanceSection::new();
         instances.instantiate(0, Vec::<(&str, wasm_encoder::ComponentExportKind, u32)>::new());
         outer.section(&instances);
-        assert_eq!(ComponentShape::of(&outer.finish()).unwrap().async_abi, Some("task.cancel"));
+        assert_eq!(
+            ComponentShape::of(&outer.finish()).unwrap().async_abi,
+            Some("task.cancel")
+        );
 
         // A synchronous component: none.
         assert_eq!(ComponentShape::of(&Component::new().finish()).unwrap().async_abi, None);
