@@ -357,10 +357,32 @@ mod tests {
             address: at("127.0.0.1:8080"),
         }
         .describe("fetch.toml");
+        // A granted name: the address goes beside it.
         assert!(
             message.contains("resolves to 127.0.0.1,")
-                && message.contains("(\"127.0.0.1:8080\") in [network] allow in fetch.toml"),
+                && message.contains("(\"127.0.0.1:8080\"), beside \"localhost\", in [network] allow in fetch.toml"),
             "{message}"
+        );
+        let literal = HttpDenial::Address {
+            host: "127.0.0.1".into(),
+            address: at("127.0.0.1:8080"),
+        }
+        .describe("fetch.toml");
+        assert!(
+            literal.contains("(\"127.0.0.1:8080\") in [network] allow in fetch.toml") && !literal.contains("beside"),
+            "{literal}"
+        );
+        let not_listed = HttpDenial::NotListed {
+            host: "localhost".into(),
+            port: 8080,
+        }
+        .describe("fetch.toml");
+        assert!(
+            not_listed.contains(
+                "add \"localhost:8080\" and, as it is a loopback, the exact address it resolves to \
+                 (\"127.0.0.1:8080\") to [network] allow in fetch.toml"
+            ),
+            "{not_listed}"
         );
     }
 
