@@ -80,7 +80,12 @@ async fn editing_the_source_rebuilds_and_hot_reloads_the_tool() {
     server
         .wait_until_within("the reload", REBUILD, || (reloads() > before).then_some(()))
         .await;
-    assert_eq!(text(&server.call("hello", ada.clone()).await), "Howdy, Ada!");
+    assert_eq!(
+        text(&server.call("hello", ada.clone()).await),
+        "Howdy, Ada!",
+        "{}",
+        server.log()
+    );
     assert_eq!(server.list_changes(), seen, "the tool list did not change");
 
     // One build and one reload per save, however the editor writes: in place
@@ -88,7 +93,12 @@ async fn editing_the_source_rebuilds_and_hot_reloads_the_tool() {
     // the file. Builds run one after another, in order, so once the last
     // save's reload is seen, any extra build or reload would have been too.
     let (built, reloaded) = (builds(), reloads());
-    assert_eq!((built, reloaded), (2, 1), "the first build, then one per save so far");
+    assert_eq!(
+        (built, reloaded),
+        (2, 1),
+        "the first build, then one per save so far:\n{}",
+        server.log()
+    );
     let howdy = std::fs::read_to_string(&lib).unwrap();
     save_in_place(&lib, &howdy.replace("Howdy", "Hi"));
     server

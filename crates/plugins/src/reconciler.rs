@@ -356,6 +356,9 @@ impl Reconciler {
         }
 
         let mut changed = summary.unloaded > 0 || std::mem::take(&mut self.dirty);
+        // "loaded" and "reloaded" are logged once the new catalog serves the
+        // plugin: someone who reads the line and calls gets the new version.
+        let mut served = Vec::new();
         if !to_load.is_empty() {
             let (keys, sources): (Vec<PluginKey>, Vec<PluginSource>) = to_load.into_iter().unzip();
             let by_component: HashMap<PathBuf, PluginKey> = sources
@@ -375,13 +378,13 @@ impl Reconciler {
                             ("loaded", LoadEvent::Loaded)
                         };
                         plugin_event(event);
-                        tracing::info!(
+                        served.push(format!(
                             "{verb} plugin `{}` from {} (code: {}; {} tools)",
                             plugin.name,
                             source.component.display(),
                             plugin.code.as_str(),
                             plugin.tools.len()
-                        );
+                        ));
                         self.failures.remove(&key);
                         self.loaded.insert(key, Arc::new(plugin));
                         changed = true;
@@ -420,6 +423,9 @@ impl Reconciler {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "catalog swapped"
         );
+        for line in served {
+            tracing::info!("{line}");
+        }
         if summary.compiled > 0 {
             return_compiler_memory();
         }
