@@ -207,7 +207,9 @@ async fn a_fifo_in_the_plugins_folder_is_refused_without_holding_the_load() {
 async fn identical_components_loaded_together_are_compiled_once() {
     // Forty copies of one component, each serving its own tool name (the
     // manifest sets the prefix), on an empty cache: one compile, the other
-    // thirty-nine take its code.
+    // thirty-nine take its code. On the warm cache, one read of the cache
+    // entry: however the loads interleave, the batch's later loads take the
+    // code it read instead of mapping a copy of their own.
     let dir = PluginDir::new();
     for i in 0..40 {
         dir.add("prefixed", &format!("p{i}"));
@@ -228,4 +230,13 @@ async fn identical_components_loaded_together_are_compiled_once() {
     assert!(log.contains("compiled=1 from_cache=0 reused=39"), "{log}");
     let entries = std::fs::read_dir(cache.path()).unwrap().count();
     assert_eq!(entries, 1, "one cache entry");
+    let server = support::serve(
+        dir.path(),
+        support::Era::Handshake,
+        &["--no-watch", "--cache-dir", cache.path().to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(server.tool_names().await.len(), 40);
+    let log = server.stop().await;
+    assert!(log.contains("compiled=0 from_cache=1 reused=39"), "{log}");
 }

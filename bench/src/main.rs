@@ -25,6 +25,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
+mod memory;
 mod report;
 mod soak;
 mod stats;
@@ -503,29 +504,10 @@ async fn main() -> Result<()> {
         }
     }
 
-    // 3. Memory idle with 20 plugins (Warden) against the native server: after
-    // a cold start (the compiler's memory is part of it) and after a warm one.
+    // 3. Memory idle: 20 plugins after a cold start, then 1 to 1 000 after
+    // warm ones (the growth per plugin), against the native server.
     if runs("memory") {
-        let twenty = prefixed_folder(&fixture.options.prefixed, 20)?;
-        let cache = tempfile::tempdir()?;
-        for start in ["cold", "warm"] {
-            let server = HttpServer::start(warden_over(&fixture.options, twenty.path(), cache.path())).await?;
-            let client = connect_http(&server.url).await?;
-            ensure!(client.list_all_tools().await?.len() == 20, "20 plugins, 20 tools");
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            let (_, now) = memory(server.pid())?;
-            report.memory(&format!("RSS idle, 20 plugins loaded, {start} cache"), "warden", now);
-            client.cancel().await.ok();
-        }
-        let native = HttpServer::start(fixture.command(Side::Native, &[])).await?;
-        let client = connect_http(&native.url).await?;
-        client.list_all_tools().await?;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let (_, now) = memory(native.pid())?;
-        for start in ["cold", "warm"] {
-            report.memory(&format!("RSS idle, 20 plugins loaded, {start} cache"), "native", now);
-        }
-        client.cancel().await.ok();
+        memory::run(&fixture, &mut report).await?;
     }
 
     // 4. Startup to the first tools/list, cold and warm compile cache.

@@ -18,6 +18,8 @@ const STDIO_HASH_TARGET: f64 = 1.2;
 const HTTP_TARGET: f64 = 0.7;
 /// Warm start with 100 plugins: under this.
 const WARM_100_TARGET: Duration = Duration::from_secs(1);
+/// Resident memory idle with 20 plugins loaded from a warm cache: at most this.
+const IDLE_20_TARGET: u64 = 15 << 20;
 /// Soak: resident memory at the end at most this share above after warm-up.
 const SOAK_RSS_GROWTH: f64 = 0.10;
 /// Soak: open file descriptors at the end at most this many above after warm-up.
@@ -33,6 +35,8 @@ pub struct Report {
     http: BTreeMap<(String, usize, String), (Summary, f64)>,
     /// (what, side) → bytes
     memory: Vec<(String, String, u64)>,
+    /// plugins → Warden's resident bytes, idle after a warm start
+    idle: BTreeMap<usize, u64>,
     /// plugins → (cold, warm)
     startup: BTreeMap<usize, (Summary, Summary)>,
     native_startup: Option<Summary>,
@@ -51,6 +55,10 @@ fn verdict(met: bool) -> &'static str {
 
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn mib_whole(bytes: u64) -> String {
+    format!("{} MiB", bytes >> 20)
 }
 
 impl Report {
@@ -72,6 +80,25 @@ impl Report {
 
     pub fn memory(&mut self, what: &str, side: &str, bytes: u64) {
         self.memory.push((what.into(), side.into(), bytes));
+    }
+
+    pub fn idle(&mut self, plugins: usize, bytes: u64) {
+        self.idle.insert(plugins, bytes);
+    }
+
+    /// Each warm idle figure beyond the smallest, with its growth per
+    /// plugin over it: (plugins, bytes, bytes per plugin).
+    fn growth(&self) -> Vec<(usize, u64, Option<f64>)> {
+        let first = self.idle.iter().next().map(|(n, b)| (*n, *b));
+        self.idle
+            .iter()
+            .map(|(&plugins, &bytes)| {
+                let per_plugin = first
+                    .filter(|(n, _)| plugins > *n)
+                    .map(|(n, b)| (bytes as f64 - b as f64) / (plugins - n) as f64);
+                (plugins, bytes, per_plugin)
+            })
+            .collect()
     }
 
     pub fn startup(&mut self, plugins: usize, cold: Summary, warm: Summary) {
@@ -142,6 +169,13 @@ impl Report {
                 "warm start with 100 plugins < 1 s".into(),
                 human(warm.p50),
                 warm.p50 < WARM_100_TARGET,
+            ));
+        }
+        if let Some(&idle) = self.idle.get(&20) {
+            targets.push((
+                format!("RSS idle, 20 plugins, warm cache ≤ {}", mib_whole(IDLE_20_TARGET)),
+                mib(idle),
+                idle <= IDLE_20_TARGET,
             ));
         }
         if let Some(soak) = &self.soak {
@@ -277,6 +311,17 @@ impl Report {
             };
             let _ = writeln!(out, "| {what} | {} | {} |", find("native"), find("warden"));
         }
+        if self.idle.len() > 1 {
+            let _ = writeln!(
+                out,
+                "\n| plugins loaded (warm cache) | Warden RSS idle | growth per plugin over the first row |"
+            );
+            let _ = writeln!(out, "|---|---|---|");
+            for (plugins, bytes, per_plugin) in self.growth() {
+                let growth = per_plugin.map_or("—".to_string(), |b| format!("{:.1} KiB", b / 1024.0));
+                let _ = writeln!(out, "| {plugins} | {} | {growth} |", mib(bytes));
+            }
+        }
 
         let _ = writeln!(out, "\n### Inside a Warden call (p50, from its audit log)\n");
         let _ = writeln!(
@@ -391,6 +436,13 @@ impl Report {
             .iter()
             .map(|(what, side, bytes)| json!({ "what": what, "side": side, "bytes": bytes }))
             .collect();
+        let idle: Vec<Value> = self
+            .growth()
+            .into_iter()
+            .map(|(plugins, bytes, per_plugin)| {
+                json!({ "plugins": plugins, "rss_bytes": bytes, "growth_per_plugin_bytes": per_plugin.map(f64::round) })
+            })
+            .collect();
         let targets: Vec<Value> = self
             .targets()
             .into_iter()
@@ -405,6 +457,7 @@ impl Report {
             "startup": startup,
             "native_startup": self.native_startup.map(Summary::to_json),
             "memory": memory,
+            "idle_warm": idle,
             "breakdown": self.breakdown,
             "soak": self.soak.as_ref().map(soak::Outcome::to_json),
             "targets": targets,

@@ -135,6 +135,7 @@ impl Loader {
         sources: Vec<PluginSource>,
         reusable: &[Arc<Plugin>],
     ) -> Result<(Vec<(PluginSource, Plugin)>, Vec<(PluginSource, anyhow::Error)>)> {
+        let _batch = self.compilations.batch();
         let mut tasks = tokio::task::JoinSet::new();
         for (index, source) in sources.into_iter().enumerate() {
             let loader = self.clone();

@@ -1,0 +1,70 @@
+//! Memory at rest: Warden's resident memory once its plugins are loaded and
+//! a client has listed them, after a cold start (the compiler's memory is
+//! part of it) and after warm ones with 1, 20, 100 and 1 000 plugins —
+//! from which the growth per loaded plugin — against the native server's.
+//!
+//! The plugins are copies of one component, each serving its own tool name
+//! (`prefixed_folder`), all read from one compiled-code cache.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Result, ensure};
+
+use crate::report::Report;
+use crate::{Fixture, HttpServer, Options, Side, connect_http, memory, prefixed_folder, warden_over};
+
+/// How many plugins the warm rows load; the growth per plugin is measured
+/// against the first. (A debug build, `cargo xtask bench --debug`, loads a
+/// thousand in about 4 s: no reason to skip it there.)
+const PLUGIN_COUNTS: [usize; 4] = [1, 20, 100, 1000];
+
+/// How long the server idles after answering, before its memory is read.
+const SETTLE: Duration = Duration::from_millis(500);
+
+pub async fn run(fixture: &Fixture, report: &mut Report) -> Result<()> {
+    let prefixed = &fixture.options.prefixed;
+    let cache = tempfile::tempdir()?;
+    let twenty = prefixed_folder(prefixed, 20)?;
+    eprintln!("memory: 20 plugins, cold cache");
+    let rss = idle(&fixture.options, twenty.path(), cache.path(), 20).await?;
+    report.memory("RSS idle, 20 plugins loaded, cold cache", "warden", rss);
+    // The cold start filled the cache: every copy is the same component.
+    for count in PLUGIN_COUNTS {
+        eprintln!("memory: {count} plugins, warm cache");
+        let folder = prefixed_folder(prefixed, count)?;
+        let rss = idle(&fixture.options, folder.path(), cache.path(), count).await?;
+        report.memory(&warm_row(count), "warden", rss);
+        report.idle(count, rss);
+    }
+    let native = HttpServer::start(fixture.command(Side::Native, &[])).await?;
+    let client = connect_http(&native.url).await?;
+    client.list_all_tools().await?;
+    tokio::time::sleep(SETTLE).await;
+    let (_, rss) = memory(native.pid())?;
+    report.memory("RSS idle, 20 plugins loaded, cold cache", "native", rss);
+    for count in PLUGIN_COUNTS {
+        report.memory(&warm_row(count), "native", rss);
+    }
+    client.cancel().await.ok();
+    Ok(())
+}
+
+/// The memory table's row for a warm start with `count` plugins.
+fn warm_row(count: usize) -> String {
+    let plugins = if count == 1 { "plugin" } else { "plugins" };
+    format!("RSS idle, {count} {plugins} loaded, warm cache")
+}
+
+/// Warden's resident memory, idle, once it serves `count` plugins from
+/// `plugins` over HTTP and a client has listed their tools.
+async fn idle(options: &Options, plugins: &Path, cache: &Path, count: usize) -> Result<u64> {
+    let server = HttpServer::start(warden_over(options, plugins, cache)).await?;
+    let client = connect_http(&server.url).await?;
+    let tools = client.list_all_tools().await?.len();
+    ensure!(tools == count, "{count} plugins, {count} tools; listed {tools}");
+    tokio::time::sleep(SETTLE).await;
+    let (_, rss) = memory(server.pid())?;
+    client.cancel().await.ok();
+    Ok(rss)
+}
