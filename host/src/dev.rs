@@ -3,9 +3,12 @@
 //! in a private plugins folder, serves it (with `--plugins DIR` beside it)
 //! over stdio, and rebuilds when its sources change; the watcher and
 //! reconciler of `serve` do the rest. A failed build leaves the last good
-//! component staged, so it keeps serving.
+//! component staged, so it keeps serving. Compiled functions are kept in
+//! memory between builds, so a rebuilt component compiles only the
+//! functions that changed (`incremental_cache`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -14,6 +17,7 @@ use crate::cli::DevArgs;
 use crate::project::{self, BuildOptions, Project};
 use crate::serve::{Host, HostConfig, serve_while_loading};
 use warden_plugins::watcher::{self, Batch};
+use warden_runtime::incremental_cache::{self, IncrementalCache};
 
 pub async fn run(args: DevArgs) -> Result<()> {
     let project = Project::open(&args.path)?;
@@ -43,6 +47,7 @@ pub async fn run(args: DevArgs) -> Result<()> {
         trust: Default::default(),
         task_store: None,
         replica: "warden-dev".into(),
+        incremental_cache: Some(Arc::new(IncrementalCache::new(incremental_cache::DEV_CAP))),
     })
     .await?;
 

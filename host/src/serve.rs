@@ -28,6 +28,7 @@ use warden_plugins::watcher::{self, Batch, Watcher};
 use warden_runtime::Runtime;
 use warden_runtime::audit_log::AuditLog;
 use warden_runtime::cache::{self, CodeCache};
+use warden_runtime::incremental_cache::IncrementalCache;
 use warden_transport::ConnectionLimits;
 use warden_transport::auth::oauth::{self, OAuth, OAuthSettings};
 use warden_transport::auth::policy_file;
@@ -79,6 +80,9 @@ pub struct HostConfig {
     pub task_store: Option<String>,
     /// The name task records give this replica.
     pub replica: String,
+    /// Where the compiler keeps each function's code, so a changed component
+    /// recompiles only what changed (`warden dev`).
+    pub incremental_cache: Option<Arc<IncrementalCache>>,
 }
 
 impl Host {
@@ -87,7 +91,7 @@ impl Host {
     /// with the folders.
     pub async fn start(config: HostConfig) -> Result<(Self, FirstLoad)> {
         let started = Instant::now();
-        let runtime = Runtime::new()?;
+        let runtime = Runtime::with_incremental_cache(config.incremental_cache)?;
         if !runtime.pooling() {
             tracing::info!("instances are allocated on demand");
         }
@@ -317,6 +321,10 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         trust: args.trust.load()?,
         task_store: args.task_store.clone(),
         replica: args.replica_id.clone().unwrap_or_else(replica_name),
+        // Not when serving: the cache would hold tens of MiB per plugin for
+        // the life of the server, to speed up only the rare reload of a
+        // changed component (an unchanged one is in the compiled-code cache).
+        incremental_cache: None,
     })
     .await?;
     let reload = Reload {

@@ -22,6 +22,7 @@ pub mod denials;
 pub mod egress;
 pub mod event_budget;
 pub mod handles;
+pub mod incremental_cache;
 pub mod memory_reset;
 pub mod mounts;
 pub mod output;
@@ -41,6 +42,7 @@ use crate::audit::Outcome;
 use crate::manifest::format_size;
 pub use grants::Asks;
 use handles::HandleBudget;
+use incremental_cache::IncrementalCache;
 use memory_reset::{MemoryReset, ResetMode};
 pub use sandbox::{CallContext, GuestEvent, Sandbox, SandboxSettings};
 
@@ -68,6 +70,7 @@ pub struct Runtime {
     handles: HandleBudget,
     memory_reset: MemoryReset,
     pooling: bool,
+    incremental: Option<Arc<IncrementalCache>>,
 }
 
 /// Why a call into a plugin did not return a value.
@@ -258,15 +261,22 @@ impl Backend {
 
 impl Runtime {
     pub fn new() -> Result<Arc<Self>> {
+        Self::with_incremental_cache(None)
+    }
+
+    /// `incremental`: where both engines keep each compiled function, so a
+    /// changed component recompiles only the functions that changed.
+    pub fn with_incremental_cache(incremental: Option<Arc<IncrementalCache>>) -> Result<Arc<Self>> {
         let memory_reset = MemoryReset::detect();
-        let (engine, pooling) = match Engine::new(&engine_config(Some(memory_reset.mode()), false)) {
+        let config = |reset, fuel| engine_config(reset, fuel, incremental.clone());
+        let (engine, pooling) = match Engine::new(&config(Some(memory_reset.mode()), false)) {
             Ok(engine) => (engine, true),
             Err(error) => {
                 tracing::warn!(
                     "the pooling allocator could not reserve its address space ({error:#}); \
                      falling back to on-demand allocation (slower per call)"
                 );
-                (Engine::new(&engine_config(None, false))?, false)
+                (Engine::new(&config(None, false))?, false)
             }
         };
         Ok(Arc::new(Self {
@@ -276,6 +286,7 @@ impl Runtime {
             handles: HandleBudget::from_process_limit(),
             memory_reset,
             pooling,
+            incremental,
         }))
     }
 
@@ -301,7 +312,7 @@ impl Runtime {
         if let Some(backend) = self.metered.get() {
             return Ok(backend);
         }
-        let backend = Backend::new(Engine::new(&engine_config(None, true))?)?;
+        let backend = Backend::new(Engine::new(&engine_config(None, true, self.incremental.clone()))?)?;
         Ok(self.metered.get_or_init(|| backend))
     }
 
@@ -492,8 +503,13 @@ fn is_out_of_fuel(error: &wasmtime::Error) -> bool {
 const KEEP_RESIDENT: usize = 2 << 20;
 
 /// `reset`: how pooled memory is wiped (`None`: no pooling).
-fn engine_config(reset: Option<ResetMode>, fuel: bool) -> Config {
+fn engine_config(reset: Option<ResetMode>, fuel: bool, incremental: Option<Arc<IncrementalCache>>) -> Config {
     let mut config = Config::new();
+    if let Some(cache) = incremental {
+        config
+            .enable_incremental_compilation(cache)
+            .expect("the compiler is enabled");
+    }
     config.consume_fuel(fuel);
     config.wasm_component_model(true);
     config.epoch_interruption(true);
