@@ -45,8 +45,9 @@ impl CapturedOutput {
     }
 
     /// A one-line summary of why the guest crashed, from what it printed:
-    /// a Rust panic's message when there is one, else the last line; the
-    /// plugin's secrets redacted.
+    /// the exception of a Python traceback (componentize-py's runtime then
+    /// panics with a message that names no cause), else a Rust panic's
+    /// message, else the last line; the plugin's secrets redacted.
     pub fn crash_summary(&self, redactor: &Redactor) -> Option<String> {
         let buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
         let text = String::from_utf8_lossy(&buffer.kept);
@@ -55,6 +56,9 @@ impl CapturedOutput {
         } else {
             redactor.redact(&text)
         };
+        if let Some(exception) = python_exception(&text) {
+            return Some(crate::printable::one_line(exception).chars().take(300).collect());
+        }
         let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         let line = match lines.iter().rposition(|l| l.contains("panicked at")) {
             Some(at) => lines.get(at + 1).map_or(lines[at], |message| *message),
@@ -75,6 +79,19 @@ impl CapturedOutput {
         *buffer = Buffer::default();
         (text, dropped)
     }
+}
+
+/// The last Python traceback's exception line (`ModuleNotFoundError: No
+/// module named 'csv'`): its last unindented line, before any panic.
+fn python_exception(text: &str) -> Option<&str> {
+    let start = text.rfind("Traceback (most recent call last):")?;
+    text[start..]
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.contains("panicked at"))
+        .filter(|line| !line.starts_with([' ', '\t']) && !line.trim().is_empty())
+        .last()
+        .map(str::trim)
 }
 
 impl IsTerminal for CapturedOutput {
@@ -155,6 +172,21 @@ mod tests {
         out.push(b"first\nlast words\n\n");
         assert_eq!(out.crash_summary(&none).as_deref(), Some("last words"));
         assert_eq!(CapturedOutput::new(8).crash_summary(&none), None);
+    }
+
+    #[test]
+    fn crash_summary_names_a_python_exception() {
+        let none = Redactor::default();
+        let out = CapturedOutput::new(4096);
+        out.push(
+            b"Traceback (most recent call last):\n  File \"/0/app.py\", line 3, in <module>\n    import csv\n\
+              ModuleNotFoundError: No module named 'csv'\n\nthread '<unnamed>' (1) panicked at runtime/src/lib.rs:1280:25:\n\
+              Python function threw an unexpected exception\nnote: run with `RUST_BACKTRACE=1`\n",
+        );
+        assert_eq!(
+            out.crash_summary(&none).as_deref(),
+            Some("ModuleNotFoundError: No module named 'csv'")
+        );
     }
 
     #[test]
