@@ -5,6 +5,7 @@
 
 mod js;
 mod python;
+pub mod python_dev;
 mod rust;
 pub mod scaffold;
 mod sources;
@@ -269,14 +270,39 @@ fn human_size(bytes: u64) -> String {
 /// a server watching `to`'s folder never reads half a file; leaves `to`
 /// alone when its content is already the same.
 pub fn install(from: &Path, to: &Path) -> Result<()> {
+    match prepare_install(from, to)? {
+        Some(prepared) => prepared.commit(),
+        None => Ok(()),
+    }
+}
+
+/// A copy written beside its destination, not yet renamed into place.
+pub struct Prepared {
+    temporary: PathBuf,
+    to: PathBuf,
+}
+
+/// The first half of `install`: `None` when `to` already holds `from`'s
+/// bytes. Lets two files be written first and renamed into place back to
+/// back, so a watcher sees them change together.
+pub fn prepare_install(from: &Path, to: &Path) -> Result<Option<Prepared>> {
     let bytes = std::fs::read(from).with_context(|| format!("reading {}", from.display()))?;
     if std::fs::read(to).is_ok_and(|existing| existing == bytes) {
-        return Ok(());
+        return Ok(None);
     }
     let file_name = to.file_name().context("a destination without a file name")?;
     let temporary = to.with_file_name(format!(".{}.tmp", file_name.to_string_lossy()));
     std::fs::write(&temporary, &bytes).with_context(|| format!("writing {}", temporary.display()))?;
-    std::fs::rename(&temporary, to).with_context(|| format!("renaming {} into place", to.display()))
+    Ok(Some(Prepared {
+        temporary,
+        to: to.to_path_buf(),
+    }))
+}
+
+impl Prepared {
+    pub fn commit(self) -> Result<()> {
+        std::fs::rename(&self.temporary, &self.to).with_context(|| format!("renaming {} into place", self.to.display()))
+    }
 }
 
 /// Runs a toolchain command with its output on stderr; fails naming the

@@ -27,7 +27,7 @@ pub fn project_name(dir: &Path) -> Result<String> {
 }
 
 /// The module componentize-py starts from: `[tool.warden] module`, else `app`.
-fn module(dir: &Path) -> Result<String> {
+pub(super) fn module(dir: &Path) -> Result<String> {
     let module = pyproject(dir)?
         .and_then(|table| {
             table
@@ -90,7 +90,7 @@ pub async fn build(project: &Project) -> Result<PathBuf> {
 
 /// componentize-py from the project's `.venv`, else from `PATH`, at the
 /// version the SDK is built with.
-async fn componentize_py(dir: &Path) -> Result<PathBuf> {
+pub(super) async fn componentize_py(dir: &Path) -> Result<PathBuf> {
     let install = format!(
         "install it in the project: `python3 -m venv .venv && .venv/bin/pip install componentize-py=={COMPONENTIZE_PY}` \
          (warden build looks in .venv/bin, then on PATH)"
@@ -121,7 +121,7 @@ async fn componentize_py(dir: &Path) -> Result<PathBuf> {
 /// The folder that holds the `warden_plugin` package: the project's
 /// `vendor/` (where `warden new` puts it), else wherever the project's
 /// Python imports it from.
-async fn sdk_path(dir: &Path) -> Result<PathBuf> {
+pub(super) async fn sdk_path(dir: &Path) -> Result<PathBuf> {
     let vendored = dir.join("vendor");
     if vendored.join("warden_plugin").join("__init__.py").is_file() {
         return Ok(vendored);

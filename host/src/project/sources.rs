@@ -5,7 +5,9 @@
 //! a build ran, costs one build, not two.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
 
 use super::Project;
 
@@ -21,9 +23,7 @@ impl Project {
     /// The sources as they are now; `None` when there are too many to read
     /// (or a folder cannot be read), which means "build".
     pub fn sources(&self) -> Option<Sources> {
-        let mut files = Vec::new();
-        self.collect(&self.dir, &mut files)?;
-        files.sort();
+        let files = self.source_files()?;
         let mut hasher = DefaultHasher::new();
         let mut bytes = 0;
         for file in &files {
@@ -38,7 +38,41 @@ impl Project {
         Some(Sources(hasher.finish()))
     }
 
-    fn collect(&self, dir: &Path, files: &mut Vec<std::path::PathBuf>) -> Option<()> {
+    /// Every source file, sorted; `None` when there are too many (or a
+    /// folder cannot be read).
+    fn source_files(&self) -> Option<Vec<PathBuf>> {
+        let mut files = Vec::new();
+        self.collect(&self.dir, &mut files)?;
+        files.sort();
+        Some(files)
+    }
+
+    /// Copies every source file to the same place under `to` (which must
+    /// not exist): what `warden dev` mounts for a Python plugin's loader.
+    pub fn copy_sources(&self, to: &Path) -> Result<()> {
+        let files = self.source_files().with_context(|| {
+            format!(
+                "{}: more than {MAX_FILES} source files, or a folder that cannot be read",
+                self.dir.display()
+            )
+        })?;
+        let mut bytes = 0;
+        for file in files {
+            let relative = file.strip_prefix(&self.dir).expect("collected under the project");
+            let copy = to.join(relative);
+            if let Some(parent) = copy.parent() {
+                std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+            }
+            bytes += std::fs::copy(&file, &copy)
+                .with_context(|| format!("copying {} to {}", file.display(), copy.display()))?;
+            if bytes > MAX_BYTES {
+                bail!("{}: the sources hold more than {MAX_BYTES} bytes", self.dir.display());
+            }
+        }
+        Ok(())
+    }
+
+    fn collect(&self, dir: &Path, files: &mut Vec<PathBuf>) -> Option<()> {
         for entry in std::fs::read_dir(dir).ok()? {
             let path = entry.ok()?.path();
             if path.is_dir() {

@@ -14,9 +14,13 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::cli::DevArgs;
-use crate::project::{self, BuildOptions, Project};
+use crate::project::{self, BuildOptions, Language, Project};
 use crate::serve::{Host, HostConfig, serve_while_loading};
+use warden_plugins::loader::Loader;
 use warden_plugins::watcher::{self, Batch};
+
+mod live;
+use live::{LiveSources, Staged};
 use warden_runtime::incremental_cache::{self, IncrementalCache};
 
 pub async fn run(args: DevArgs) -> Result<()> {
@@ -25,13 +29,6 @@ pub async fn run(args: DevArgs) -> Result<()> {
 
     // Watch the sources before the first build, so no edit is missed.
     let (_source_watcher, mut edits) = watcher::watch(&project.watch_targets(), watcher::DEBOUNCE)?;
-    let build = Build {
-        project,
-        options: BuildOptions {
-            target_dir: args.target_dir.clone(),
-        },
-        staging: staging.dir.clone(),
-    };
 
     let mut roots = vec![staging.dir.clone()];
     roots.extend(args.plugins.clone());
@@ -50,6 +47,20 @@ pub async fn run(args: DevArgs) -> Result<()> {
         incremental_cache: Some(Arc::new(IncrementalCache::new(incremental_cache::DEV_CAP))),
     })
     .await?;
+
+    let live = match project.language {
+        Language::Python => Some(LiveSources::create(&project.name)?),
+        _ => None,
+    };
+    let mut build = Build {
+        project,
+        options: BuildOptions {
+            target_dir: args.target_dir.clone(),
+        },
+        staging: staging.dir.clone(),
+        live,
+        loader: host.loader.clone(),
+    };
 
     // Builds run one at a time, in this task; edits made during a build are
     // picked up by the next one. The first build starts right away while
@@ -115,6 +126,9 @@ struct Build {
     project: Project,
     options: BuildOptions,
     staging: PathBuf,
+    /// Python: the development component and copies of the sources.
+    live: Option<LiveSources>,
+    loader: Arc<Loader>,
 }
 
 impl Build {
@@ -124,17 +138,26 @@ impl Build {
 
     /// Builds and stages, with a progress line on stderr. Failures are
     /// reported there; the last good component stays staged.
-    async fn run(&self) {
+    async fn run(&mut self) {
         let name = &self.project.name;
         let started = Instant::now();
         say(format_args!("warden dev: building {name}…"));
-        let result = match self.project.build(&self.options).await {
-            Ok(wasm) => self.stage(&wasm),
-            Err(error) => Err(error),
+        let result = match &mut self.live {
+            Some(live) => live
+                .stage(&self.project, &self.staging, &self.loader)
+                .await
+                .map(|staged| match staged {
+                    Staged::Sources => " (the sources only)",
+                    Staged::Component => "",
+                }),
+            None => match self.project.build(&self.options).await {
+                Ok(wasm) => self.stage(&wasm).map(|()| ""),
+                Err(error) => Err(error),
+            },
         };
         let elapsed = started.elapsed().as_secs_f64();
         match result {
-            Ok(()) => say(format_args!("warden dev: building {name}… ok in {elapsed:.1}s")),
+            Ok(what) => say(format_args!("warden dev: building {name}… ok in {elapsed:.1}s{what}")),
             Err(error) => say(format_args!(
                 "warden dev: building {name}… failed in {elapsed:.1}s: {error:#}; the last good build keeps serving"
             )),
