@@ -90,7 +90,10 @@ async def dev(checks: Checks, warden: str, lang: str, project: str, cache: str, 
             except asyncio.TimeoutError:
                 pass
 
-    server = StdioServerParameters(command=warden, args=args)
+    # warden dev's stderr (its build and reload lines) into a file the checks read.
+    log_path = os.path.join(os.path.dirname(project), f"dev-{lang}.stderr")
+    open(log_path, "w").close()
+    server = StdioServerParameters(command="sh", args=["-c", f'exec "$0" "$@" 2>>"{log_path}"', warden] + args)
     started = time.perf_counter()
     async with Client(server, mode="legacy", message_handler=on_message) as client:
         names = await tools_once(client, ["hello"], started + STEP_TIMEOUT)
@@ -114,6 +117,88 @@ async def dev(checks: Checks, warden: str, lang: str, project: str, cache: str, 
         print(f"  warden dev: saved → new tool listed in {time.perf_counter() - edited:.1f} s")
         result = await client.call_tool("greet", {"name": "Ada"})
         checks.equal(f"[{lang}] warden dev: greet", [result.is_error, texts(result)], [False, ["Howdy, Ada!"]])
+        if lang == "python":
+            await saves(checks, client, lang, project, log_path)
+
+
+async def answer_within(client, want: str, deadline: float) -> list[str]:
+    """Calls greet until it answers `want` (or the deadline passes)."""
+    while True:
+        result = texts(await client.call_tool("greet", {"name": "Ada"}))
+        if result == [want] or time.perf_counter() > deadline:
+            return result
+        await asyncio.sleep(0.05)
+
+
+async def saves(checks: Checks, client, lang: str, project: str, log_path: str) -> None:
+    """One build and one reload per save, however the editor writes; a save that breaks
+    the plugin leaves the last good one serving; a new import builds the component
+    again. Builds run one after another, so once a save's reload is seen, an extra
+    build or reload from an earlier save would have been too."""
+    name = f"hello-{lang}"
+    app = os.path.join(project, "app.py")
+
+    def log() -> str:
+        with open(log_path) as file:
+            return file.read()
+
+    def counts() -> tuple[int, int, int]:
+        text = log()
+        return (text.count(f"warden dev: building {name}… ok in"), text.count(f"reloaded plugin `{name}`"),
+                text.count(f"warden dev: building {name}… failed in"))
+
+    async def until(what: str, done) -> None:
+        deadline = time.perf_counter() + STEP_TIMEOUT
+        while not done() and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
+        checks.true(f"[{lang}] warden dev: {what}", done(), log()[-3000:])
+
+    with open(app) as file:
+        howdy = file.read()
+    base = counts()
+    timings = []
+
+    def save_in_place(text: str) -> None:
+        with open(app, "w") as file:
+            file.write(text)
+
+    for word, write in [("Hi", save), ("Yo", lambda _path, text: save_in_place(text))]:
+        before = counts()
+        edited = time.perf_counter()
+        write(app, howdy.replace("Howdy", word))
+        answer = await answer_within(client, f"{word}, Ada!", edited + STEP_TIMEOUT)
+        timings.append(time.perf_counter() - edited)
+        checks.equal(f"[{lang}] warden dev: the save ({word}) is the next answer", answer, [f"{word}, Ada!"])
+        await until(f"the save ({word}) is reloaded", lambda: counts()[1] > before[1])
+    # A save that changes nothing builds nothing: the next save's build is the only one.
+    save(app, howdy.replace("Howdy", "Yo"))
+    save(app, howdy)
+    answer = await answer_within(client, "Howdy, Ada!", time.perf_counter() + STEP_TIMEOUT)
+    checks.equal(f"[{lang}] warden dev: back to Howdy", answer, ["Howdy, Ada!"])
+    await until("the last save is reloaded", lambda: counts()[1] >= base[1] + 3)
+    checks.equal(f"[{lang}] warden dev: one build and one reload per save that changed the sources",
+                 [counts()[0] - base[0], counts()[1] - base[1]], [3, 3])
+    checks.true(f"[{lang}] warden dev: those saves built no component",
+                log().count("(the sources only)") >= 3, log()[-3000:])
+
+    # A save that does not run: reported, and the last good version keeps serving.
+    save(app, howdy.replace("def greet(", "def greet(:"))
+    await until("a broken save is reported", lambda: counts()[2] > base[2])
+    checks.true(f"[{lang}] warden dev: the report names the error", "SyntaxError" in log(), log()[-3000:])
+    result = await client.call_tool("greet", {"name": "Ada"})
+    checks.equal(f"[{lang}] warden dev: the last good version keeps serving", texts(result), ["Howdy, Ada!"])
+
+    # A module the component was not built with: built again, then served.
+    before = counts()
+    save(app, "import csv\n" + howdy.replace('f"Howdy, {name}!"', 'f"{csv.__name__}, {name}!"'))
+    edited = time.perf_counter()
+    answer = await answer_within(client, "csv, Ada!", edited + STEP_TIMEOUT)
+    checks.equal(f"[{lang}] warden dev: a new import is built and served", answer, ["csv, Ada!"])
+    await until("the new import's reload", lambda: counts()[1] > before[1])
+    checks.equal(f"[{lang}] warden dev: one build and one reload for it",
+                 [counts()[0] - before[0], counts()[1] - before[1]], [1, 1])
+    print(f"  warden dev: save → new answer {', '.join(f'{t:.2f}' for t in timings)} s; "
+          f"a new import {time.perf_counter() - edited:.1f} s")
 
 
 def main() -> int:

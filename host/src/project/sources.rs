@@ -63,8 +63,15 @@ impl Project {
             if let Some(parent) = copy.parent() {
                 std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
             }
-            bytes += std::fs::copy(&file, &copy)
-                .with_context(|| format!("copying {} to {}", file.display(), copy.display()))?;
+            bytes += match std::fs::copy(&file, &copy) {
+                Ok(copied) => copied,
+                // Gone since it was listed (an editor's temporary file renamed
+                // over another): the next save's copy is the one that counts.
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => 0,
+                Err(error) => {
+                    return Err(error).with_context(|| format!("copying {} to {}", file.display(), copy.display()));
+                }
+            };
             if bytes > MAX_BYTES {
                 bail!("{}: the sources hold more than {MAX_BYTES} bytes", self.dir.display());
             }
