@@ -6,7 +6,7 @@
 //!
 //!     warden-bench --warden W --native N --plugin bench.wasm --prefixed prefixed.wasm
 //!                  --reload-v1 reload-v1.wasm --reload-v2 reload-v2.wasm [--out FILE] [--quick]
-//!                  [--only stdio,http,memory,startup,breakdown,soak]
+//!                  [--only stdio,http,memory,startup,breakdown,soak,devloop]
 //!
 //! Both servers offer the same two tools (`echo`, and `hash`: SHA-256 of
 //! 64 KiB); every answer is checked. The soak (`soak.rs`) runs Warden alone,
@@ -25,6 +25,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
+mod devloop;
 mod memory;
 mod report;
 mod soak;
@@ -45,7 +46,8 @@ struct Options {
     reload_v2: Option<PathBuf>,
     out: PathBuf,
     quick: bool,
-    /// Run only these sections (all when empty): stdio, http, memory, startup, breakdown, soak.
+    /// Run only these sections (all but devloop when empty): stdio, http,
+    /// memory, startup, breakdown, soak, devloop.
     only: Vec<String>,
 }
 
@@ -569,6 +571,13 @@ async fn main() -> Result<()> {
             plan.calls, plan.concurrency, plan.reloads
         );
         report.soak(soak::run(&fixture.options.warden, v1, v2, plan).await?);
+    }
+
+    // 7. The plugin author's loop, per language: only when asked for (it
+    // builds real projects with each language's toolchain).
+    if fixture.options.only.iter().any(|s| s == "devloop") {
+        let edits = if quick { 3 } else { 7 };
+        report.devloop(devloop::run(&fixture.options.warden, edits).await?);
     }
 
     report.finish(began.elapsed());

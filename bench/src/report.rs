@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::soak;
 use crate::stats::{Summary, human};
+use crate::{devloop, soak};
 
 /// stdio p50 of `echo`: Warden within this factor of native.
 const STDIO_ECHO_TARGET: f64 = 1.5;
@@ -43,6 +43,7 @@ pub struct Report {
     /// tool → parts
     breakdown: BTreeMap<String, Value>,
     soak: Option<soak::Outcome>,
+    devloop: Vec<devloop::Row>,
 }
 
 fn ratio(warden: Duration, native: Duration) -> f64 {
@@ -115,6 +116,10 @@ impl Report {
 
     pub fn soak(&mut self, outcome: soak::Outcome) {
         self.soak = Some(outcome);
+    }
+
+    pub fn devloop(&mut self, rows: Vec<devloop::Row>) {
+        self.devloop = rows;
     }
 
     pub fn finish(&mut self, elapsed: Duration) {
@@ -204,6 +209,7 @@ impl Report {
                 soak.end.fds <= soak.warm.fds + SOAK_FD_GROWTH,
             ));
         }
+        targets.extend(devloop::targets(&self.devloop));
         targets
     }
 
@@ -390,6 +396,10 @@ impl Report {
             );
         }
 
+        if !self.devloop.is_empty() {
+            out.push_str(&devloop::markdown(&self.devloop));
+        }
+
         let _ = writeln!(out, "\n### Targets\n");
         let _ = writeln!(out, "| target | measured | |");
         let _ = writeln!(out, "|---|---|---|");
@@ -460,6 +470,7 @@ impl Report {
             "idle_warm": idle,
             "breakdown": self.breakdown,
             "soak": self.soak.as_ref().map(soak::Outcome::to_json),
+            "devloop": devloop::json(&self.devloop),
             "targets": targets,
         })
     }

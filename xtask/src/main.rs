@@ -19,7 +19,8 @@ const USAGE: &str = "\
 usage: cargo xtask plugins          build the example plugins into target/plugins/examples
        cargo xtask run [ARGS...]    the same, then run `warden serve` on them with ARGS
        cargo xtask bench [--quick]  benchmark Warden against a native server (release builds)
-       cargo xtask bench --only soak  only the soak (or any of stdio,http,memory,startup,breakdown,soak)
+       cargo xtask bench --only soak  only the soak (or any of stdio,http,memory,startup,breakdown,soak,devloop;
+                                      devloop, the plugin author's save-to-answer loop, runs only when named)
        cargo xtask bench --debug    the same on debug builds: checks the benchmark works (figures meaningless)
        cargo xtask layers           check the layering the README's Layout section states";
 
