@@ -1,18 +1,19 @@
-//! `warden dev` for a Python project: every save is copied into a new
-//! private folder, which the development component (`project::python_dev`)
-//! imports the project from at each call, mounted read-only at `/0`. A save
-//! is staged as a new manifest naming the new copy, after a trial load
-//! shows the copy lists its tools: the reconciler then reloads the plugin
-//! with its compiled code reused, and a save that breaks the plugin leaves
-//! the last good copy serving. Only a save that imports a module the
-//! component was not built with builds the component again.
+//! `warden dev` for a Python or JavaScript project: every save is copied
+//! (Python's sources, JavaScript's bundle) into a new private folder, which
+//! the development component (`project::dev_build`) loads the project from
+//! at each call, mounted read-only at `/0`. A save is staged as a new
+//! manifest naming the new copy, after a trial load shows the copy lists its
+//! tools: the reconciler then reloads the plugin with its compiled code
+//! reused, and a save that breaks the plugin leaves the last good copy
+//! serving. Only a Python save that imports a module the component was not
+//! built with builds the component again.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-use crate::project::{self, Project, python_dev};
+use crate::project::{self, Project};
 use warden_plugins::discovery::PluginSource;
 use warden_plugins::loader::Loader;
 use warden_plugins::plugin::Plugin;
@@ -77,7 +78,7 @@ impl LiveSources {
 
     async fn stage_copy(&mut self, project: &Project, staging: &Path, loader: &Loader, made: u64) -> Result<Staged> {
         let copy = self.root.join(made.to_string());
-        project.copy_sources(&copy)?;
+        project.dev_copy(&copy).await?;
         let manifest = self.root.join(format!("{made}.toml"));
         std::fs::write(&manifest, dev_manifest(project, &copy)?)
             .with_context(|| format!("writing {}", manifest.display()))?;
@@ -87,7 +88,7 @@ impl LiveSources {
         // The staged component, else one an earlier `warden dev` built.
         let candidate = match self.serving {
             Some(_) => Some(component.clone()),
-            None => python_dev::previous(project).await,
+            None => project.dev_previous().await,
         };
         if let Some(candidate) = candidate {
             let trial = PluginSource {
@@ -107,11 +108,11 @@ impl LiveSources {
                     }
                     return Ok(Staged::Sources);
                 }
-                Err(error) if self.serving.is_some() && !python_dev::needs_rebuild(&error) => return Err(error),
+                Err(error) if self.serving.is_some() && !project.dev_needs_build(&error) => return Err(error),
                 Err(_) => {}
             }
         }
-        let built = python_dev::build(project, &copy).await?;
+        let built = project.dev_build(&copy).await?;
         self.last = None;
         // Both written first, then renamed into place back to back (the
         // manifest first), well within the watcher's debounce: one reload,
@@ -152,13 +153,13 @@ fn dev_manifest(project: &Project, copy: &Path) -> Result<String> {
         .or_insert_with(|| toml::Value::Table(toml::Table::new()))
         .as_table_mut()
         .with_context(|| format!("{}: `filesystem` is not a table", path.display()))?;
-    let mount = python_dev::SOURCES_MOUNT;
+    let mount = project::SOURCES_MOUNT;
     if mounts
         .values()
         .any(|value| value.get("mount").and_then(toml::Value::as_str) == Some(mount))
     {
         bail!(
-            "{}: [filesystem] mounts a folder at `{mount}`, where `warden dev` mounts a Python plugin's \
+            "{}: [filesystem] mounts a folder at `{mount}`, where `warden dev` mounts the plugin's \
              sources; choose another mount point",
             path.display()
         );
@@ -167,4 +168,56 @@ fn dev_manifest(project: &Project, copy: &Path) -> Result<String> {
     entry.insert("mount".into(), mount.into());
     mounts.insert(copy.display().to_string(), toml::Value::Table(entry));
     Ok(toml::to_string(&table)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn python_project(manifest: Option<&str>) -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("app.py"), "").unwrap();
+        if let Some(manifest) = manifest {
+            std::fs::write(dir.path().join(project::MANIFEST), manifest).unwrap();
+        }
+        let project = Project::open(dir.path()).unwrap();
+        (dir, project)
+    }
+
+    #[test]
+    fn the_manifest_gains_exactly_the_read_only_copy() {
+        let copy = Path::new("/tmp/copies/3");
+        let (_dir, bare) = python_project(None);
+        let table: toml::Table = dev_manifest(&bare, copy).unwrap().parse().unwrap();
+        assert_eq!(table["filesystem"]["/tmp/copies/3"]["mount"].as_str(), Some("/0"));
+        assert_eq!(
+            table["filesystem"]["/tmp/copies/3"].as_table().unwrap().len(),
+            1,
+            "read-only"
+        );
+
+        let granted = "[limits]\nmemory = \"64 MiB\"\n\n[filesystem]\n\"/srv/notes\" = { mount = \"/notes\" }\n";
+        let (_dir, project) = python_project(Some(granted));
+        let table: toml::Table = dev_manifest(&project, copy).unwrap().parse().unwrap();
+        assert_eq!(table["limits"]["memory"].as_str(), Some("64 MiB"));
+        assert_eq!(table["filesystem"]["/srv/notes"]["mount"].as_str(), Some("/notes"));
+        assert_eq!(table["filesystem"].as_table().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_manifest_that_mounts_at_the_sources_place_is_refused() {
+        let (_dir, project) = python_project(Some("[filesystem]\n\"/srv\" = { mount = \"/0\" }\n"));
+        let error = dev_manifest(&project, Path::new("/tmp/copies/1"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("warden.toml: [filesystem] mounts a folder at `/0`"),
+            "{error}"
+        );
+        assert!(
+            error.contains("where `warden dev` mounts the plugin's sources"),
+            "{error}"
+        );
+        assert!(error.contains("choose another mount point"), "{error}");
+    }
 }

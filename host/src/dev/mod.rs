@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::cli::DevArgs;
-use crate::project::{self, BuildOptions, Language, Project};
+use crate::project::{self, BuildOptions, Project};
 use crate::serve::{Host, HostConfig, serve_while_loading};
 use warden_plugins::loader::Loader;
 use warden_plugins::watcher::{self, Batch};
@@ -48,9 +48,9 @@ pub async fn run(args: DevArgs) -> Result<()> {
     })
     .await?;
 
-    let live = match project.language {
-        Language::Python => Some(LiveSources::create(&project.name)?),
-        _ => None,
+    let live = match project.has_dev_build() {
+        true => Some(LiveSources::create(&project.name)?),
+        false => None,
     };
     let mut build = Build {
         project,

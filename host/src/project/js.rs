@@ -32,8 +32,8 @@ pub fn package_name(dir: &Path) -> Result<String> {
     })
 }
 
-/// `node node_modules/warden-plugin/bin/warden-plugin.js build MAIN -o build/NAME.wasm`.
-pub async fn build(project: &Project) -> Result<PathBuf> {
+/// The plugin's module: package.json's `main`, else index.js.
+pub fn entry(project: &Project) -> Result<String> {
     let entry = package_json(&project.dir)?["main"]
         .as_str()
         .unwrap_or("index.js")
@@ -44,6 +44,11 @@ pub async fn build(project: &Project) -> Result<PathBuf> {
             project.dir.display()
         );
     }
+    Ok(entry)
+}
+
+/// Checks Node and the project's build packages; returns its node_modules.
+pub async fn toolchain(project: &Project) -> Result<PathBuf> {
     check_node().await?;
     let modules = project.dir.join("node_modules");
     if let Some(missing) = BUILD_PACKAGES
@@ -57,6 +62,13 @@ pub async fn build(project: &Project) -> Result<PathBuf> {
             project.dir.display()
         );
     }
+    Ok(modules)
+}
+
+/// `node node_modules/warden-plugin/bin/warden-plugin.js build MAIN -o build/NAME.wasm`.
+pub async fn build(project: &Project) -> Result<PathBuf> {
+    let entry = entry(project)?;
+    let modules = toolchain(project).await?;
     let output = project.output_dir();
     std::fs::create_dir_all(&output).with_context(|| format!("creating {}", output.display()))?;
     let component = output.join(format!("{}.wasm", project.name));

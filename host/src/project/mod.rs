@@ -3,14 +3,17 @@
 //! build it. The language is read from the folder's files; each language's
 //! toolchain lives in its own module.
 
+mod dev_build;
 mod js;
+mod js_dev;
 mod python;
-pub mod python_dev;
+mod python_dev;
 mod rust;
 pub mod scaffold;
 mod sources;
 mod vendored;
 
+pub use dev_build::SOURCES_MOUNT;
 pub use sources::Sources;
 
 use std::path::{Component, Path, PathBuf};

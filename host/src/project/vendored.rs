@@ -101,6 +101,26 @@ pub const JS: &[(&str, &str)] = &[
         include_str!("../../../sdk/js/bin/warden-plugin.js"),
     ),
     (
+        "warden-plugin/dev/loader.js",
+        include_str!("../../../sdk/js/dev/loader.js"),
+    ),
+    (
+        "warden-plugin/dev/wit/dev.wit",
+        include_str!("../../../sdk/js/dev/wit/dev.wit"),
+    ),
+    (
+        "warden-plugin/dev/wit/deps/clocks.wit",
+        include_str!("../../../sdk/js/dev/wit/deps/clocks.wit"),
+    ),
+    (
+        "warden-plugin/dev/wit/deps/filesystem.wit",
+        include_str!("../../../sdk/js/dev/wit/deps/filesystem.wit"),
+    ),
+    (
+        "warden-plugin/dev/wit/deps/io.wit",
+        include_str!("../../../sdk/js/dev/wit/deps/io.wit"),
+    ),
+    (
         "warden-plugin/src/component.js",
         include_str!("../../../sdk/js/src/component.js"),
     ),
