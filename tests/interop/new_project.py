@@ -117,7 +117,7 @@ async def dev(checks: Checks, warden: str, lang: str, project: str, cache: str, 
         print(f"  warden dev: saved → new tool listed in {time.perf_counter() - edited:.1f} s")
         result = await client.call_tool("greet", {"name": "Ada"})
         checks.equal(f"[{lang}] warden dev: greet", [result.is_error, texts(result)], [False, ["Howdy, Ada!"]])
-        if lang == "python":
+        if lang in SAVES:
             await saves(checks, client, lang, project, log_path)
 
 
@@ -130,13 +130,22 @@ async def answer_within(client, want: str, deadline: float) -> list[str]:
         await asyncio.sleep(0.05)
 
 
+# For the languages `warden dev` serves through a development build: the file that
+# holds the greeting, a save that breaks it, and what the report of that says.
+SAVES = {
+    "python": ("app.py", ("def greet(", "def greet(:"), "SyntaxError"),
+    "js": ("hello.js", ("`Howdy, ${name}!`", "`Howdy, ${name}!`!"), "ERROR: Unexpected"),
+}
+
+
 async def saves(checks: Checks, client, lang: str, project: str, log_path: str) -> None:
     """One build and one reload per save, however the editor writes; a save that breaks
-    the plugin leaves the last good one serving; a new import builds the component
-    again. Builds run one after another, so once a save's reload is seen, an extra
-    build or reload from an earlier save would have been too."""
+    the plugin leaves the last good one serving; (Python) a new import builds the
+    component again. Builds run one after another, so once a save's reload is seen, an
+    extra build or reload from an earlier save would have been too."""
     name = f"hello-{lang}"
-    app = os.path.join(project, "app.py")
+    file, (old, broken), reported = SAVES[lang]
+    app = os.path.join(project, file)
 
     def log() -> str:
         with open(log_path) as file:
@@ -182,11 +191,14 @@ async def saves(checks: Checks, client, lang: str, project: str, log_path: str) 
                 log().count("(the sources only)") >= 3, log()[-3000:])
 
     # A save that does not run: reported, and the last good version keeps serving.
-    save(app, howdy.replace("def greet(", "def greet(:"))
+    save(app, howdy.replace(old, broken))
     await until("a broken save is reported", lambda: counts()[2] > base[2])
-    checks.true(f"[{lang}] warden dev: the report names the error", "SyntaxError" in log(), log()[-3000:])
+    checks.true(f"[{lang}] warden dev: the report names the error", reported in log(), log()[-3000:])
     result = await client.call_tool("greet", {"name": "Ada"})
     checks.equal(f"[{lang}] warden dev: the last good version keeps serving", texts(result), ["Howdy, Ada!"])
+    if lang != "python":
+        print(f"  warden dev: save → new answer {', '.join(f'{t:.2f}' for t in timings)} s")
+        return
 
     # A module the component was not built with: built again, then served.
     before = counts()

@@ -56,6 +56,7 @@ pub async fn run(args: DevArgs) -> Result<()> {
         project,
         options: BuildOptions {
             target_dir: args.target_dir.clone(),
+            dev: true,
         },
         staging: staging.dir.clone(),
         live,

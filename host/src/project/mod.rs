@@ -77,6 +77,8 @@ pub struct Project {
 pub struct BuildOptions {
     /// Cargo's target folder (Rust).
     pub target_dir: Option<PathBuf>,
+    /// For `warden dev`: Rust builds with a profile that compiles edits fast.
+    pub dev: bool,
 }
 
 impl Project {
@@ -221,7 +223,7 @@ pub async fn run_build(path: &Path, target_dir: Option<PathBuf>) -> Result<()> {
         project.name,
         project.language.label()
     );
-    let options = BuildOptions { target_dir };
+    let options = BuildOptions { target_dir, dev: false };
     let component = project.build(&options).await?;
     let output = project.output_dir();
     std::fs::create_dir_all(&output).with_context(|| format!("creating {}", output.display()))?;

@@ -64,15 +64,37 @@ impl Package {
     }
 }
 
-/// Runs `cargo build --release --target wasm32-wasip2`; returns the
-/// component it produced. Cargo's progress and rendered errors go to
-/// stderr; its JSON messages (stdout) are read here.
+/// `warden dev`'s cargo profile, defined on the command line: the crate's
+/// own `dev` profile, optimised a little, without debug information. An
+/// edit of a small plugin compiles in about 0.35 s instead of release's
+/// 0.8–0.9 s (opt-level "s", one codegen unit), and the component stays
+/// small (debug information would make it 11 MB to compile).
+const DEV_PROFILE: &[&str] = &[
+    "--profile",
+    "warden-dev",
+    "--config",
+    "profile.warden-dev.inherits=\"dev\"",
+    "--config",
+    "profile.warden-dev.opt-level=1",
+    "--config",
+    "profile.warden-dev.debug=0",
+    "--config",
+    "profile.warden-dev.strip=true",
+];
+
+/// Runs `cargo build --release --target wasm32-wasip2` (`warden dev`: the
+/// `warden-dev` profile); returns the component it produced. Cargo's
+/// progress and rendered errors go to stderr; its JSON messages (stdout)
+/// are read here.
 pub async fn build(project: &Project, options: &BuildOptions) -> Result<PathBuf> {
     ensure_guest_target(&project.dir).await?;
     let mut command = tokio::process::Command::from(cargo());
+    let profile: &[&str] = if options.dev { DEV_PROFILE } else { &["--release"] };
     command
         .current_dir(&project.dir)
-        .args(["build", "--release", "--target", GUEST_TARGET])
+        .arg("build")
+        .args(profile)
+        .args(["--target", GUEST_TARGET])
         .arg("--message-format=json-render-diagnostics")
         .arg("--manifest-path")
         .arg(project.dir.join("Cargo.toml"))
