@@ -219,24 +219,21 @@ async fn identical_components_loaded_together_are_compiled_once() {
         );
     }
     let cache = tempfile::tempdir().unwrap();
-    let server = support::serve(
-        dir.path(),
-        support::Era::Handshake,
-        &["--no-watch", "--cache-dir", cache.path().to_str().unwrap()],
-    )
-    .await;
-    assert_eq!(server.tool_names().await.len(), 40);
-    let log = server.stop().await;
+    // Serves the 40 and returns the startup line's counts.
+    let start = || async {
+        let server = support::serve(
+            dir.path(),
+            support::Era::Handshake,
+            &["--no-watch", "--cache-dir", cache.path().to_str().unwrap()],
+        )
+        .await;
+        assert_eq!(server.tool_names().await.len(), 40);
+        server.stop().await
+    };
+    let log = start().await;
     assert!(log.contains("compiled=1 from_cache=0 reused=39"), "{log}");
     let entries = std::fs::read_dir(cache.path()).unwrap().count();
     assert_eq!(entries, 1, "one cache entry");
-    let server = support::serve(
-        dir.path(),
-        support::Era::Handshake,
-        &["--no-watch", "--cache-dir", cache.path().to_str().unwrap()],
-    )
-    .await;
-    assert_eq!(server.tool_names().await.len(), 40);
-    let log = server.stop().await;
+    let log = start().await;
     assert!(log.contains("compiled=0 from_cache=1 reused=39"), "{log}");
 }

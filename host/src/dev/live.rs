@@ -41,16 +41,8 @@ pub enum Staged {
 
 impl LiveSources {
     pub fn create(name: &str) -> Result<Self> {
-        let root = std::env::temp_dir().join(format!("warden-dev-{}-{name}-sources", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder
-            .create(&root)
-            .with_context(|| format!("cannot create the folder for copies of the sources {}", root.display()))?;
         Ok(Self {
-            root: warden_plugins::watcher::canonical(&root),
+            root: super::private_folder(name, "-sources", "the folder for copies of the sources")?,
             made: 0,
             serving: None,
             previous: None,

@@ -100,21 +100,27 @@ struct Staging {
 
 impl Staging {
     fn create(name: &str) -> Result<Self> {
-        let dir = std::env::temp_dir().join(format!("warden-dev-{}-{name}", std::process::id()));
-        // A leftover of an earlier run with the same process id.
-        let _ = std::fs::remove_dir_all(&dir);
-        // Created fresh, never reused: a folder someone else made under this
-        // name (or a symlink) is refused rather than served from.
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder
-            .create(&dir)
-            .with_context(|| format!("cannot create the staging folder {}", dir.display()))?;
         Ok(Self {
-            dir: watcher::canonical(&dir),
+            dir: private_folder(name, "", "the staging folder")?,
         })
     }
+}
+
+/// A new folder only this user may enter, `warden-dev-PID-NAME{suffix}` in
+/// the temporary folder.
+fn private_folder(name: &str, suffix: &str, what: &str) -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("warden-dev-{}-{name}{suffix}", std::process::id()));
+    // A leftover of an earlier run with the same process id.
+    let _ = std::fs::remove_dir_all(&dir);
+    // Created fresh, never reused: a folder someone else made under this
+    // name (or a symlink) is refused rather than served from.
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(&dir)
+        .with_context(|| format!("cannot create {what} {}", dir.display()))?;
+    Ok(watcher::canonical(&dir))
 }
 
 impl Drop for Staging {
