@@ -14,10 +14,14 @@ use crate::{devloop, soak};
 const STDIO_ECHO_TARGET: f64 = 1.5;
 /// stdio p50 of `hash`: Warden within this factor of native.
 const STDIO_HASH_TARGET: f64 = 1.2;
-/// HTTP throughput at concurrency 32: Warden at least this share of native.
-const HTTP_TARGET: f64 = 0.7;
-/// Warm start with 100 plugins: under this.
-const WARM_100_TARGET: Duration = Duration::from_secs(1);
+/// HTTP throughput at every concurrency: Warden at least this share of
+/// native, for `echo` and for `hash` (whose guest work is wasm against
+/// native code).
+const HTTP_ECHO_TARGET: f64 = 1.0;
+const HTTP_HASH_TARGET: f64 = 0.9;
+/// Start with 100 plugins (copies of one component): cold, and warm, under these.
+const COLD_100_TARGET: Duration = Duration::from_secs(1);
+const WARM_100_TARGET: Duration = Duration::from_millis(100);
 /// Resident memory idle with 20 plugins loaded from a warm cache: at most this.
 const IDLE_20_TARGET: u64 = 15 << 20;
 /// Soak: resident memory at the end at most this share above after warm-up.
@@ -160,18 +164,25 @@ impl Report {
                 r <= STDIO_HASH_TARGET,
             ));
         }
-        for tool in ["echo", "hash"] {
-            if let Some(r) = self.http_ratio(tool, 32) {
-                targets.push((
-                    format!("HTTP `{tool}` throughput at concurrency 32 ≥ {HTTP_TARGET}× native"),
-                    format!("{r:.2}×"),
-                    r >= HTTP_TARGET,
-                ));
+        for (tool, target) in [("echo", HTTP_ECHO_TARGET), ("hash", HTTP_HASH_TARGET)] {
+            for concurrency in [1, 8, 32] {
+                if let Some(r) = self.http_ratio(tool, concurrency) {
+                    targets.push((
+                        format!("HTTP `{tool}` throughput at concurrency {concurrency} ≥ {target}× native"),
+                        format!("{r:.2}×"),
+                        r >= target,
+                    ));
+                }
             }
         }
-        if let Some((_, warm)) = self.startup.get(&100) {
+        if let Some((cold, warm)) = self.startup.get(&100) {
             targets.push((
-                "warm start with 100 plugins < 1 s".into(),
+                "cold start with 100 copies of one plugin < 1 s".into(),
+                human(cold.p50),
+                cold.p50 < COLD_100_TARGET,
+            ));
+            targets.push((
+                "warm start with 100 plugins < 100 ms".into(),
                 human(warm.p50),
                 warm.p50 < WARM_100_TARGET,
             ));
