@@ -79,10 +79,17 @@ impl Project {
         Ok(())
     }
 
+    /// Symbolic links are not sources: a copy of the sources (`warden dev`'s
+    /// mount) never holds a file from outside the project.
     fn collect(&self, dir: &Path, files: &mut Vec<PathBuf>) -> Option<()> {
         for entry in std::fs::read_dir(dir).ok()? {
-            let path = entry.ok()?.path();
-            if path.is_dir() {
+            let entry = entry.ok()?;
+            let kind = entry.file_type().ok()?;
+            let path = entry.path();
+            if kind.is_symlink() {
+                continue;
+            }
+            if kind.is_dir() {
                 let relative = path.strip_prefix(&self.dir).ok()?;
                 let name = path.file_name()?.to_string_lossy();
                 let top = relative.components().count() == 1;
@@ -98,5 +105,46 @@ impl Project {
             }
         }
         Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Project;
+
+    #[test]
+    fn a_copy_holds_the_sources_and_no_file_from_outside() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "not the project's").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("app.py"), "print('hi')\n").unwrap();
+        std::fs::create_dir(dir.path().join("lib")).unwrap();
+        std::fs::write(dir.path().join("lib/util.py"), "X = 1\n").unwrap();
+        std::fs::create_dir(dir.path().join("__pycache__")).unwrap();
+        std::fs::write(dir.path().join("__pycache__/app.pyc"), "cache").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("secret.py")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+        let project = Project::open(dir.path()).unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        let to = copy.path().join("1");
+        project.copy_sources(&to).unwrap();
+        let mut copied: Vec<String> = walk(&to);
+        copied.sort();
+        assert_eq!(copied, ["app.py", "lib/util.py"]);
+        assert_eq!(std::fs::read_to_string(to.join("lib/util.py")).unwrap(), "X = 1\n");
+    }
+
+    fn walk(dir: &std::path::Path) -> Vec<String> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                found.extend(walk(&path).into_iter().map(|f| format!("{name}/{f}")));
+            } else {
+                found.push(path.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        }
+        found
     }
 }
