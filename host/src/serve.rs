@@ -204,6 +204,7 @@ impl FirstLoad {
             compiled = summary.compiled,
             from_cache = summary.from_cache,
             reused = summary.reused,
+            baseline = summary.baseline,
             elapsed_ms = started.elapsed().as_millis() as u64,
             watching = watch,
             "loaded {}",

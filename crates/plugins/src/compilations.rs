@@ -8,11 +8,13 @@ use std::sync::{Arc, Mutex, Weak};
 
 use anyhow::{Result, anyhow};
 use tokio::sync::OnceCell;
+use warden_runtime::Tier;
 use warden_runtime::cache::CodeOrigin;
 use wasmtime::component::Component;
 
-/// A component's digest and whether it runs on the fuel-counting engine.
-type Key = (String, bool);
+/// A component's digest, whether it runs on the fuel-counting engine, and
+/// which compiler makes its code.
+type Key = (String, bool, Tier);
 
 /// The result is shared as text: an error cannot be cloned.
 type Shared = OnceCell<Result<(Component, CodeOrigin), String>>;
@@ -58,12 +60,13 @@ impl Compilations {
         &self,
         sha256: &str,
         metered: bool,
+        tier: Tier,
         compile: impl AsyncFnOnce() -> Result<(Component, CodeOrigin)>,
     ) -> Result<(Component, CodeOrigin)> {
         let shared = {
             let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
             in_flight.retain(|_, shared| shared.strong_count() > 0);
-            let key = (sha256.to_string(), metered);
+            let key = (sha256.to_string(), metered, tier);
             match in_flight.get(&key).and_then(Weak::upgrade) {
                 Some(shared) => shared,
                 None => {
@@ -108,7 +111,11 @@ mod tests {
             let component = Component::new(engine, EMPTY).map_err(|e| anyhow!("{e:#}"))?;
             Ok((component, CodeOrigin::Cache))
         };
-        compilations.compile_once("digest", false, compile).await.unwrap().1
+        compilations
+            .compile_once("digest", false, Tier::Optimised, compile)
+            .await
+            .unwrap()
+            .1
     }
 
     #[tokio::test]

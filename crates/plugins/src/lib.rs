@@ -23,6 +23,7 @@ pub mod reconciler;
 pub mod root_folder;
 pub mod schema_budget;
 pub mod schema_validation;
+pub mod tiering;
 pub mod uri_overlap;
 pub mod uri_template;
 pub mod watcher;

@@ -16,6 +16,7 @@ use crate::compilations::Compilations;
 use crate::declarations::Declared;
 use crate::plain::{self, PlainExports, Skipped};
 use crate::plugin::Plugin;
+use crate::tiering::{self, Tiering};
 use crate::{declaration_limits, declarations};
 use warden_origin::Trust;
 use warden_runtime::bounded_file;
@@ -28,7 +29,7 @@ use warden_runtime::mounts::PinnedMounts;
 use warden_runtime::naming;
 use warden_runtime::pinned::canonical_as_far_as_exists;
 use warden_runtime::secrets::Redactor;
-use warden_runtime::{self as runtime, CallContext, Prepared, Runtime, SandboxSettings};
+use warden_runtime::{self as runtime, CallContext, Prepared, Runtime, SandboxSettings, Tier};
 
 /// The contract, as messages name it (every served version: see `contract::VERSIONS`).
 const CONTRACT: &str = "warden:plugin";
@@ -52,6 +53,9 @@ pub struct Loader {
     trust_changed: std::sync::atomic::AtomicBool,
     /// Identical components loaded at once are compiled once.
     compilations: Compilations,
+    /// Large components are served on baseline code first, once a
+    /// reconciler is there to swap their optimised code in.
+    tiering: std::sync::OnceLock<Arc<Tiering>>,
 }
 
 impl Loader {
@@ -76,7 +80,28 @@ impl Loader {
             trust: std::sync::RwLock::new(Arc::new(trust)),
             trust_changed: Default::default(),
             compilations: Compilations::default(),
+            tiering: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Serves large components on baseline code until their optimised code
+    /// is ready (`tiering`); what it returns rings at each such moment, and
+    /// the caller reloads the plugins on baseline code then. Called by the
+    /// reconciler, the one that can swap a plugin's code.
+    pub fn enable_tiering(&self) -> Arc<tokio::sync::Notify> {
+        self.tiering.get_or_init(Arc::default).signal()
+    }
+
+    /// The optimised code compiled in the background for a component.
+    pub fn optimised(&self, key: &tiering::Key) -> Option<Component> {
+        self.tiering.get()?.ready(key)
+    }
+
+    /// Drops background-compiled code no plugin on baseline code needs.
+    pub fn retain_optimised(&self, wanted: impl Fn(&tiering::Key) -> bool) {
+        if let Some(tiering) = self.tiering.get() {
+            tiering.retain(wanted);
+        }
     }
 
     /// The trust policy in force.
@@ -217,45 +242,25 @@ impl Loader {
         let bytes = Arc::new(bytes);
         let metered = manifest.limits.fuel.is_some();
         let engine = runtime.engine_for(metered)?.clone();
-        let reused = reusable
-            .iter()
-            .find(|p| p.sha256 == sha256 && Engine::same(p.component.engine(), &engine))
-            .map(|p| p.component.clone());
-        let (component, code) = match reused {
-            Some(component) => (component, CodeOrigin::Reused),
-            None => {
-                let cache = self.cache.clone();
-                let (digest, bytes, engine) = (sha256.clone(), bytes.clone(), engine.clone());
-                self.compilations
-                    .compile_once(&sha256, metered, async move || {
-                        tokio::task::spawn_blocking(move || match cache {
-                            Some(cache) => cache.load_or_compile(&engine, &digest, &bytes),
-                            None => Component::new(&engine, &*bytes)
-                                .map(|component| (component, CodeOrigin::Compiled))
-                                .map_err(|e| anyhow!("cannot compile the component: {e:#}")),
-                        })
-                        .await
-                        .context("the compiler thread panicked")?
-                    })
-                    .await?
-            }
-        };
-        check_contract_version(runtime, &component)?;
-        check_imports(runtime, &component)?;
+        let (component, code) = self
+            .code_for(&name, &sha256, &bytes, metered, &engine, reusable)
+            .await?;
+        check_contract_version(&component)?;
+        check_imports(&component)?;
         let pre = runtime.prepare(&component).map_err(|e| {
             anyhow!(
                 "it needs an import Warden does not provide ({e:#}); {}",
                 runtime::PROVIDED_IMPORTS_HELP
             )
         })?;
-        let (exports, plain) = if let Some(version) = contract_version(runtime, &component) {
+        let (exports, plain) = if let Some(version) = contract_version(&component) {
             let exports = Exports::resolve(version, &pre);
             if exports.names().is_empty() {
-                bail!("{}", describe_foreign_exports(runtime, &component));
+                bail!("{}", describe_foreign_exports(&component));
             }
             (exports, None)
         } else {
-            let plain = plain_functions(&engine, &component, &bytes, &name)?;
+            let plain = plain_functions(component.engine(), &component, &bytes, &name)?;
             (Exports::default(), Some(plain))
         };
         let manifest_name = crate::plugin::manifest_name(&source.component, source.manifest.as_deref());
@@ -312,6 +317,79 @@ impl Loader {
         })
     }
 
+    /// The compiled code for a component: optimised code compiled in the
+    /// background, a loaded plugin's (same bytes, same engine), the cache's,
+    /// or compiled now — by Winch first when it is large and tiering is on.
+    async fn code_for(
+        &self,
+        name: &str,
+        sha256: &str,
+        bytes: &Arc<Vec<u8>>,
+        metered: bool,
+        engine: &Engine,
+        reusable: &[Arc<Plugin>],
+    ) -> Result<(Component, CodeOrigin)> {
+        let key = (sha256.to_string(), metered);
+        if let Some(component) = self.optimised(&key) {
+            return Ok((component, CodeOrigin::Compiled));
+        }
+        let same_bytes = |tier: Tier| {
+            reusable.iter().find(|p| {
+                p.sha256 == sha256
+                    && p.metered() == metered
+                    && self.runtime.tier_of(&p.component) == tier
+                    && (tier == Tier::Baseline || Engine::same(p.component.engine(), engine))
+            })
+        };
+        if let Some(plugin) = same_bytes(Tier::Optimised).or_else(|| same_bytes(Tier::Baseline)) {
+            return Ok((plugin.component.clone(), CodeOrigin::Reused));
+        }
+        let optimise = {
+            let (cache, digest, bytes, engine) = (self.cache.clone(), key.0.clone(), bytes.clone(), engine.clone());
+            move || match cache {
+                Some(cache) => cache.load_or_compile(&engine, &digest, &bytes),
+                None => Component::new(&engine, &*bytes)
+                    .map(|component| (component, CodeOrigin::Compiled))
+                    .map_err(|e| anyhow!("cannot compile the component: {e:#}")),
+            }
+        };
+        let baseline = match self.tiering.get() {
+            Some(tiering)
+                if bytes.len() >= tiering::BASELINE_FROM
+                    && !self.cache.as_ref().is_some_and(|c| c.contains(engine, sha256)) =>
+            {
+                self.runtime.baseline_engine_for(metered).map(|e| (tiering, e.clone()))
+            }
+            _ => None,
+        };
+        let Some((tiering, baseline)) = baseline else {
+            return self
+                .compilations
+                .compile_once(sha256, metered, Tier::Optimised, async move || {
+                    tokio::task::spawn_blocking(optimise)
+                        .await
+                        .context("the compiler thread panicked")?
+                })
+                .await;
+        };
+        let compiled = {
+            let bytes = bytes.clone();
+            self.compilations
+                .compile_once(sha256, metered, Tier::Baseline, async move || {
+                    tokio::task::spawn_blocking(move || {
+                        Component::new(&baseline, &*bytes)
+                            .map(|component| (component, CodeOrigin::Baseline))
+                            .map_err(|e| anyhow!("cannot compile the component: {e:#}"))
+                    })
+                    .await
+                    .context("the compiler thread panicked")?
+                })
+                .await?
+        };
+        tiering.optimise(key, name, move || optimise().map(|(component, _)| component));
+        Ok(compiled)
+    }
+
     /// Opens the plugin's mounts once, for all its calls, and checks where
     /// they are (see `grants::check_mount_layout`).
     fn pin_mounts(&self, manifest: &Manifest, source: &PluginSource) -> Result<PinnedMounts> {
@@ -353,9 +431,9 @@ fn check_header(bytes: &[u8]) -> Result<()> {
 
 /// Refuses a component built against another version of the contract, before
 /// linking can fail with a less helpful message.
-fn check_contract_version(runtime: &Runtime, component: &wasmtime::component::Component) -> Result<()> {
+fn check_contract_version(component: &wasmtime::component::Component) -> Result<()> {
     let ty = component.component_type();
-    let engine = runtime.engine();
+    let engine = component.engine();
     let names: Vec<String> = ty
         .imports(engine)
         .map(|(name, _)| name.to_string())
@@ -391,10 +469,10 @@ fn check_contract_version(runtime: &Runtime, component: &wasmtime::component::Co
 /// The contract version the component speaks, when it exports any of the
 /// contract's interfaces (`check_contract_version` has made sure it speaks
 /// one served version only). Any other component is a plain component.
-fn contract_version(runtime: &Runtime, component: &Component) -> Option<&'static str> {
+fn contract_version(component: &Component) -> Option<&'static str> {
     let exported: Vec<String> = component
         .component_type()
-        .exports(runtime.engine())
+        .exports(component.engine())
         .map(|(name, _)| name.to_string())
         .filter(|name| name.starts_with("warden:plugin/"))
         .collect();
@@ -406,10 +484,10 @@ fn contract_version(runtime: &Runtime, component: &Component) -> Option<&'static
 
 /// Refuses a component that imports what Warden does not provide, naming
 /// each such import and what Warden provides instead.
-fn check_imports(runtime: &Runtime, component: &Component) -> Result<()> {
+fn check_imports(component: &Component) -> Result<()> {
     let foreign: Vec<String> = component
         .component_type()
-        .imports(runtime.engine())
+        .imports(component.engine())
         .map(|(name, _)| name)
         .filter(|name| !runtime::provides(name))
         .map(|name| format!("`{name}`"))
@@ -479,10 +557,10 @@ fn plain_functions(engine: &Engine, component: &Component, bytes: &[u8], plugin:
 }
 
 /// Explains a component that exports none of the contract's interfaces.
-fn describe_foreign_exports(runtime: &Runtime, component: &wasmtime::component::Component) -> String {
+fn describe_foreign_exports(component: &wasmtime::component::Component) -> String {
     let names: Vec<String> = component
         .component_type()
-        .exports(runtime.engine())
+        .exports(component.engine())
         .map(|(name, _)| name.to_string())
         .collect();
     let found = if names.is_empty() {

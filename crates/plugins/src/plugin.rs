@@ -72,6 +72,11 @@ pub struct ToolArguments<'a> {
 }
 
 impl Plugin {
+    /// Whether it runs on the fuel-counting engine (`[limits] fuel`).
+    pub fn metered(&self) -> bool {
+        self.prepared.settings.limits.fuel.is_some()
+    }
+
     pub fn manifest_name(&self) -> String {
         manifest_name(&self.component_path, self.manifest_path.as_deref())
     }

@@ -23,6 +23,7 @@ use crate::plugin::Plugin;
 use crate::root_folder::{FOLLOW_EVERY, Followed, RootFolder};
 use crate::watcher::{Batch, PluginChanges, PluginKey, Watcher, plugin_changes};
 use notify::RecursiveMode;
+use warden_runtime::Tier;
 use warden_runtime::cache::CodeOrigin;
 use warden_runtime::metrics::{self, LoadEvent};
 
@@ -48,6 +49,11 @@ pub struct Reconciler {
     /// Plugins were unloaded outside `apply` (refused by a new trust
     /// policy): its next pass swaps in a catalog even if it loads nothing.
     dirty: bool,
+    /// Rings when a large component's optimised code is ready (`tiering`).
+    tier_up: Arc<Notify>,
+    /// Plugins on baseline code whose optimised code is ready: the next pass
+    /// loads them again, unchanged as they are.
+    upgrade: BTreeSet<PluginKey>,
 }
 
 /// What the plugins folders hold, by plugin.
@@ -70,6 +76,8 @@ pub struct Summary {
     pub compiled: usize,
     pub from_cache: usize,
     pub reused: usize,
+    /// Compiled by Winch, to be served while Cranelift compiles them.
+    pub baseline: usize,
 }
 
 impl Summary {
@@ -81,6 +89,7 @@ impl Summary {
             CodeOrigin::Compiled => self.compiled += 1,
             CodeOrigin::Cache => self.from_cache += 1,
             CodeOrigin::Reused => self.reused += 1,
+            CodeOrigin::Baseline => self.baseline += 1,
         }
     }
 }
@@ -89,6 +98,7 @@ impl Reconciler {
     /// `named` are the plugins folders as the operator named them.
     pub fn new(named: &[PathBuf], loader: Arc<Loader>, catalog: CatalogHandle) -> Self {
         let folders: Vec<RootFolder> = named.iter().map(|n| RootFolder::new(n)).collect();
+        let tier_up = loader.enable_tiering();
         Self {
             roots: folders.iter().map(|f| f.resolved().to_path_buf()).collect(),
             folders,
@@ -101,6 +111,8 @@ impl Reconciler {
             rescan: Arc::default(),
             dirty: false,
             force: false,
+            tier_up,
+            upgrade: BTreeSet::new(),
         }
     }
 
@@ -155,6 +167,7 @@ impl Reconciler {
         loop {
             let mut renewed = BTreeSet::new();
             let mut asked = false;
+            let mut optimised = false;
             let mut limit = false;
             let mut changes = tokio::select! {
                 batch = batches.recv() => {
@@ -177,10 +190,17 @@ impl Reconciler {
                     asked = true;
                     PluginChanges::default()
                 }
+                () = self.tier_up.notified() => {
+                    optimised = true;
+                    PluginChanges::default()
+                }
             };
             if asked {
                 renewed.extend(0..self.roots.len());
                 changes = self.requested();
+            }
+            if optimised {
+                changes.keys.extend(self.optimised());
             }
             if limit && !polling {
                 polling = true;
@@ -201,12 +221,36 @@ impl Reconciler {
     /// time it is asked to (SIGHUP), and at no other time.
     pub async fn run_unwatched(mut self) {
         loop {
-            self.rescan.notified().await;
-            let changes = self.requested();
+            let asked = tokio::select! {
+                () = self.rescan.notified() => true,
+                () = self.tier_up.notified() => false,
+            };
+            let changes = match asked {
+                true => self.requested(),
+                false => PluginChanges {
+                    keys: self.optimised(),
+                    ..PluginChanges::default()
+                },
+            };
             // Follows each folder's name first: a swapped symlink counts too.
             self.follow(None, &changes.rescan);
             self.apply(&changes).await;
         }
+    }
+
+    /// The plugins on baseline code whose optimised code is ready; the next
+    /// pass loads them again onto it.
+    fn optimised(&mut self) -> BTreeSet<PluginKey> {
+        let runtime = self.loader.runtime();
+        let ready: BTreeSet<PluginKey> = self
+            .loaded
+            .iter()
+            .filter(|(_, p)| runtime.tier_of(&p.component) == Tier::Baseline)
+            .filter(|(_, p)| self.loader.optimised(&(p.sha256.clone(), p.metered())).is_some())
+            .map(|(key, _)| key.clone())
+            .collect();
+        self.upgrade.extend(ready.iter().cloned());
+        ready
     }
 
     /// What a rescan on request (SIGHUP) looks at: every folder, whole, as
@@ -326,6 +370,7 @@ impl Reconciler {
         // Taken before unloading, so a renamed plugin keeps its compiled code.
         let reusable: Vec<Arc<Plugin>> = self.loaded.values().cloned().collect();
         let force = std::mem::take(&mut self.force);
+        let upgrade = std::mem::take(&mut self.upgrade);
         let mut to_load = Vec::new();
         for key in &wanted {
             if let Some(source) = present.remove(key) {
@@ -333,7 +378,7 @@ impl Reconciler {
                 // what it declares may depend on the files it keeps there.
                 let unchanged =
                     source.folder.is_none() && self.loaded.get(key).is_some_and(|p| p.files == source.stamp());
-                if !force && unchanged {
+                if !force && unchanged && !upgrade.contains(key) {
                     continue;
                 }
                 to_load.push((key.clone(), source));
@@ -378,11 +423,15 @@ impl Reconciler {
                             ("loaded", LoadEvent::Loaded)
                         };
                         plugin_event(event);
+                        let code = match plugin.code {
+                            CodeOrigin::Compiled if upgrade.contains(&key) => "optimised in the background",
+                            CodeOrigin::Baseline => "baseline, optimised code follows",
+                            origin => origin.as_str(),
+                        };
                         served.push(format!(
-                            "{verb} plugin `{}` from {} (code: {}; {} tools)",
+                            "{verb} plugin `{}` from {} (code: {code}; {} tools)",
                             plugin.name,
                             source.component.display(),
-                            plugin.code.as_str(),
                             plugin.tools.len()
                         ));
                         self.failures.remove(&key);
@@ -399,6 +448,14 @@ impl Reconciler {
                 Err(error) => tracing::error!("{error:#}"),
             }
         }
+        // Optimised code compiled in the background is dropped once no
+        // plugin on baseline code waits for it.
+        let runtime = self.loader.runtime();
+        self.loader.retain_optimised(|(sha256, metered)| {
+            self.loaded.values().any(|p| {
+                p.sha256 == *sha256 && p.metered() == *metered && runtime.tier_of(&p.component) == Tier::Baseline
+            })
+        });
         if !changed {
             return summary;
         }

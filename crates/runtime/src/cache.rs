@@ -50,6 +50,9 @@ pub enum CodeOrigin {
     Cache,
     /// Taken from an already loaded plugin with the same bytes and engine.
     Reused,
+    /// Compiled now by the baseline compiler (Winch), not cached: optimised
+    /// code replaces it once compiled (see the loader's tiering).
+    Baseline,
 }
 
 impl CodeOrigin {
@@ -58,6 +61,7 @@ impl CodeOrigin {
             CodeOrigin::Compiled => "compiled",
             CodeOrigin::Cache => "cache",
             CodeOrigin::Reused => "reused",
+            CodeOrigin::Baseline => "baseline",
         }
     }
 }
@@ -121,6 +125,15 @@ impl CodeCache {
     /// The entry for a component (by the sha256 of its bytes) on an engine.
     pub fn entry_path(&self, engine: &Engine, sha256: &str) -> PathBuf {
         self.dir.join(entry_name(engine, sha256))
+    }
+
+    /// Whether the cache holds an entry for a component on an engine (which
+    /// may still turn out unusable when loaded).
+    pub fn contains(&self, engine: &Engine, sha256: &str) -> bool {
+        matches!(
+            open_entry(&self.pinned.by_handle().join(entry_name(engine, sha256))),
+            Ok(Some(_))
+        )
     }
 
     /// Loads a component's code from the cache, or compiles it and stores

@@ -65,12 +65,25 @@ const CANCEL_GRACE: Duration = Duration::from_millis(250);
 pub struct Runtime {
     standard: Backend,
     metered: OnceLock<Backend>,
+    /// Winch engines (without and with fuel), made when first needed; `None`
+    /// where Winch cannot run (not x86-64).
+    baseline: [OnceLock<Option<Backend>>; 2],
     instances: Semaphore,
     /// OS handles all running calls may hold together.
     handles: HandleBudget,
     memory_reset: MemoryReset,
     pooling: bool,
     incremental: Option<Arc<IncrementalCache>>,
+}
+
+/// Which compiler made a component's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// Cranelift, optimising: what every plugin runs on once it is ready.
+    Optimised,
+    /// Winch, single-pass: serves a large component within a second or two
+    /// of loading while Cranelift compiles it (`Loader`'s tiering).
+    Baseline,
 }
 
 /// Why a call into a plugin did not return a value.
@@ -282,6 +295,7 @@ impl Runtime {
         Ok(Arc::new(Self {
             standard: Backend::new(engine)?,
             metered: OnceLock::new(),
+            baseline: [OnceLock::new(), OnceLock::new()],
             instances: Semaphore::new(MAX_INSTANCES as usize),
             handles: HandleBudget::from_process_limit(),
             memory_reset,
@@ -316,21 +330,66 @@ impl Runtime {
         Ok(self.metered.get_or_init(|| backend))
     }
 
+    /// The Winch engine for plugins with or without fuel, or `None` where
+    /// Winch cannot run. It allocates on demand: its plugins run on it only
+    /// until their optimised code is ready, not worth a second pool.
+    fn baseline_backend(&self, metered: bool) -> Option<&Backend> {
+        self.baseline[usize::from(metered)]
+            .get_or_init(|| {
+                let mut config = engine_config(None, metered, None);
+                config.strategy(wasmtime::Strategy::Winch);
+                match Engine::new(&config).map_err(anyhow::Error::from).and_then(Backend::new) {
+                    Ok(backend) => Some(backend),
+                    Err(error) => {
+                        tracing::info!("no baseline compiler here ({error:#}); large components wait for Cranelift");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
     /// The engine a plugin runs on: the fuel-metering one for plugins with a
     /// `[limits] fuel` budget. Compiled code is specific to it.
     pub fn engine_for(&self, metered: bool) -> Result<&Engine> {
         Ok(&self.backend(metered)?.engine)
     }
 
-    /// Compiles a component. CPU-heavy: call it from a blocking thread.
+    /// The baseline (Winch) engine for a plugin, where there is one: it
+    /// compiles several times faster than Cranelift into slower code.
+    pub fn baseline_engine_for(&self, metered: bool) -> Option<&Engine> {
+        Some(&self.baseline_backend(metered)?.engine)
+    }
+
+    /// Which compiler made a component's code.
+    pub fn tier_of(&self, component: &Component) -> Tier {
+        let baseline = self.baseline.iter().filter_map(|b| b.get()?.as_ref());
+        match baseline
+            .into_iter()
+            .any(|b| Engine::same(&b.engine, component.engine()))
+        {
+            true => Tier::Baseline,
+            false => Tier::Optimised,
+        }
+    }
+
+    /// Compiles a component with Cranelift. CPU-heavy: call it from a
+    /// blocking thread.
     pub fn compile(&self, bytes: &[u8], metered: bool) -> Result<Component> {
         Ok(Component::new(&self.backend(metered)?.engine, bytes)?)
     }
 
-    /// Resolves a component's imports against what Warden provides.
+    /// Resolves a component's imports against what Warden provides, on the
+    /// engine that compiled it.
     pub fn prepare(&self, component: &Component) -> Result<InstancePre<Sandbox>> {
-        let metered = !Engine::same(component.engine(), &self.standard.engine);
-        Ok(self.backend(metered)?.linker.instantiate_pre(component)?)
+        let engine = component.engine();
+        let backend = [Some(&self.standard), self.metered.get()]
+            .into_iter()
+            .chain(self.baseline.iter().map(|b| b.get().and_then(Option::as_ref)))
+            .flatten()
+            .find(|backend| Engine::same(&backend.engine, engine))
+            .context("the component was compiled by an engine of another runtime")?;
+        Ok(backend.linker.instantiate_pre(component)?)
     }
 
     /// Runs `body` against a fresh instance of `plugin`, under the plugin's
