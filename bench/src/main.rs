@@ -44,6 +44,9 @@ struct Options {
     /// The two builds the soak alternates between.
     reload_v1: Option<PathBuf>,
     reload_v2: Option<PathBuf>,
+    /// Large components (a Python or JavaScript runtime with its program),
+    /// each beside its manifest, for the startup section.
+    large: Vec<PathBuf>,
     out: PathBuf,
     quick: bool,
     /// Run only these sections (all but devloop when empty): stdio, http,
@@ -64,6 +67,7 @@ fn options() -> Result<Options> {
     let mut out = PathBuf::from("target/bench/results.json");
     let mut quick = false;
     let mut only = Vec::new();
+    let mut large = Vec::new();
     while let Some(arg) = args.next() {
         let mut value = || args.next().with_context(|| format!("{arg} needs a value"));
         match arg.as_str() {
@@ -73,6 +77,7 @@ fn options() -> Result<Options> {
             "--prefixed" => prefixed = Some(PathBuf::from(value()?)),
             "--reload-v1" => reload_v1 = Some(PathBuf::from(value()?)),
             "--reload-v2" => reload_v2 = Some(PathBuf::from(value()?)),
+            "--large" => large.push(PathBuf::from(value()?)),
             "--out" => out = PathBuf::from(value()?),
             "--quick" => quick = true,
             "--only" => only.extend(value()?.split(',').map(String::from)),
@@ -86,6 +91,7 @@ fn options() -> Result<Options> {
         prefixed: prefixed.context("--prefixed is required")?,
         reload_v1,
         reload_v2,
+        large,
         out,
         quick,
         only,
@@ -395,6 +401,49 @@ async fn startup(command: tokio::process::Command, tools: usize) -> Result<Durat
     Ok(elapsed)
 }
 
+/// Cold and warm starts of Warden serving one large component (copied with
+/// its manifest into a folder of its own) to its first `tools/list`.
+async fn large_startup(options: &Options, component: &Path, repeats: usize) -> Result<(String, Summary, Summary)> {
+    let folder = tempfile::tempdir()?;
+    let name = component.file_name().context("a component file")?;
+    std::fs::copy(component, folder.path().join(name))?;
+    let manifest = component.with_extension("toml");
+    if manifest.exists() {
+        std::fs::copy(&manifest, folder.path().join(name).with_extension("toml"))?;
+    }
+    let label = format!(
+        "{} ({:.1} MB)",
+        name.to_string_lossy(),
+        std::fs::metadata(component)?.len() as f64 / 1e6
+    );
+    // A first start lists its tools (how many it has) and, in the
+    // background, compiles the optimised code into the warm cache: its
+    // entry is waited for.
+    let warm_cache = tempfile::tempdir()?;
+    let (client, _) = connect_stdio(warden_over(options, folder.path(), warm_cache.path())).await?;
+    let tools = client.list_all_tools().await?.len();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let cached = || -> Result<bool> {
+        let entries = std::fs::read_dir(warm_cache.path())?;
+        Ok(entries.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".cwasm")))
+    };
+    while !cached()? {
+        ensure!(Instant::now() < deadline, "no optimised code of {label} was cached within 10 minutes");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    client.cancel().await.ok();
+    let (mut cold, mut warm) = (Vec::new(), Vec::new());
+    for _ in 0..repeats {
+        eprintln!("startup {label}");
+        let cold_cache = tempfile::tempdir()?;
+        cold.push(startup(warden_over(options, folder.path(), cold_cache.path()), tools).await?);
+    }
+    for _ in 0..repeats {
+        warm.push(startup(warden_over(options, folder.path(), warm_cache.path()), tools).await?);
+    }
+    Ok((label, Summary::of(cold), Summary::of(warm)))
+}
+
 fn warden_over(options: &Options, plugins: &Path, cache: &Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(&options.warden);
     command
@@ -534,6 +583,10 @@ async fn main() -> Result<()> {
             native_start.push(startup(fixture.command(Side::Native, &[]), 2).await?);
         }
         report.native_startup(Summary::of(native_start));
+        for component in &fixture.options.large {
+            let (label, cold, warm) = large_startup(&fixture.options, component, repeats).await?;
+            report.large_startup(&label, cold, warm);
+        }
     }
 
     // 5. Where a call's time goes inside Warden.

@@ -146,6 +146,15 @@ fn bench(mut extra: Vec<OsString>) -> Result<ExitCode> {
         .arg(reload_v1)
         .arg("--reload-v2")
         .arg(reload_v2)
+        // The Python and JavaScript SDKs' examples, where their interop
+        // scripts built them: the large components of the startup section.
+        .args(
+            ["python-sdk/csvtools.wasm", "js-sdk/json-tools.wasm"]
+                .map(|file| root.join("target").join("plugins").join(file))
+                .into_iter()
+                .filter(|path| path.exists())
+                .flat_map(|path| [OsString::from("--large"), path.into_os_string()]),
+        )
         .arg("--out")
         .arg(
             root.join("target")
