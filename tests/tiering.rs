@@ -147,3 +147,23 @@ async fn without_a_reconciler_nothing_is_tiered() {
     assert_eq!(plugin.code, CodeOrigin::Compiled);
     assert_eq!(runtime.tier_of(&plugin.component), Tier::Optimised);
 }
+
+/// A second load of the same bytes while the optimised code compiles (as
+/// `warden dev`'s trial load is followed by the reconciler's) takes the
+/// baseline code or, once done, the optimised code: Winch runs once.
+#[tokio::test]
+async fn the_same_bytes_are_compiled_by_winch_once() {
+    let dir = PluginDir::new();
+    dir.write("hostile.wasm", large("hostile"));
+    let (runtime, loader, first) = load(&dir).await;
+    assert_eq!(first.code, CodeOrigin::Baseline);
+    let (sources, _) = discover(dir.path()).unwrap();
+    let second = loader.load(&sources[0], &[]).await.unwrap();
+    assert!(
+        matches!(second.code, CodeOrigin::Reused | CodeOrigin::Compiled),
+        "{:?}",
+        second.code
+    );
+    let answer = call(&runtime, &second, "recurse", json!({"depth": 3})).await.unwrap();
+    assert!(answer.contains("\"3\""), "{answer}");
+}

@@ -425,10 +425,15 @@ async fn large_startup(options: &Options, component: &Path, repeats: usize) -> R
     let deadline = Instant::now() + Duration::from_secs(600);
     let cached = || -> Result<bool> {
         let entries = std::fs::read_dir(warm_cache.path())?;
-        Ok(entries.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".cwasm")))
+        Ok(entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".cwasm")))
     };
     while !cached()? {
-        ensure!(Instant::now() < deadline, "no optimised code of {label} was cached within 10 minutes");
+        ensure!(
+            Instant::now() < deadline,
+            "no optimised code of {label} was cached within 10 minutes"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     client.cancel().await.ok();

@@ -372,6 +372,9 @@ impl Loader {
                 })
                 .await;
         };
+        if let Some(component) = tiering.baseline(&key) {
+            return Ok((component, CodeOrigin::Reused));
+        }
         let compiled = {
             let bytes = bytes.clone();
             self.compilations
@@ -386,7 +389,9 @@ impl Loader {
                 })
                 .await?
         };
-        tiering.optimise(key, name, move || optimise().map(|(component, _)| component));
+        tiering.optimise(key, name, compiled.0.clone(), move || {
+            optimise().map(|(component, _)| component)
+        });
         Ok(compiled)
     }
 

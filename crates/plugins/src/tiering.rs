@@ -9,7 +9,7 @@
 //! Only a loader whose plugins a reconciler reloads tiers (`Loader::enable_tiering`):
 //! a one-shot `warden call` compiles once, optimised, and caches that.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
@@ -29,8 +29,10 @@ pub struct Tiering {
     /// baseline code needs it (`retain`).
     ready: Mutex<HashMap<Key, Component>>,
     /// Background compilations running: one per component and engine,
-    /// however many plugins share it.
-    running: Mutex<HashSet<Key>>,
+    /// however many plugins share it; with the baseline code it replaces,
+    /// for loads of the same bytes meanwhile (`warden dev`'s trial load,
+    /// then the reconciler's).
+    running: Mutex<HashMap<Key, Component>>,
     /// Rung each time optimised code is ready (the reconciler waits on it).
     signal: Arc<Notify>,
 }
@@ -46,39 +48,59 @@ impl Tiering {
         lock(&self.ready).get(key).cloned()
     }
 
+    /// The baseline code of a component whose optimised code is compiling.
+    pub fn baseline(&self, key: &Key) -> Option<Component> {
+        lock(&self.running).get(key).cloned()
+    }
+
     /// Starts compiling a component's optimised code on a blocking thread,
-    /// unless that is already running or done. `compile` writes the
-    /// compiled-code cache, when there is one.
+    /// unless that is already running or done; `baseline` serves meanwhile.
+    /// `compile` writes the compiled-code cache, when there is one.
     pub fn optimise(
         self: &Arc<Self>,
         key: Key,
         plugin: &str,
+        baseline: Component,
         compile: impl FnOnce() -> Result<Component> + Send + 'static,
     ) {
-        if lock(&self.ready).contains_key(&key) || !lock(&self.running).insert(key.clone()) {
+        if lock(&self.ready).contains_key(&key) {
             return;
+        }
+        {
+            let mut running = lock(&self.running);
+            if running.contains_key(&key) {
+                return;
+            }
+            running.insert(key.clone(), baseline);
         }
         let (tiering, plugin) = (self.clone(), plugin.to_string());
         tokio::spawn(async move {
             let started = std::time::Instant::now();
             let compiled = tokio::task::spawn_blocking(compile).await;
-            lock(&tiering.running).remove(&key);
             match compiled {
                 Ok(Ok(component)) => {
                     tracing::debug!(
                         "optimised code of plugin `{plugin}` compiled in {:.1}s",
                         started.elapsed().as_secs_f64()
                     );
-                    lock(&tiering.ready).insert(key, component);
+                    lock(&tiering.ready).insert(key.clone(), component);
+                    lock(&tiering.running).remove(&key);
                     tiering.signal.notify_one();
                 }
-                Ok(Err(error)) => tracing::warn!(
-                    "cannot compile optimised code for plugin `{plugin}` ({error:#}); it keeps running on \
+                Ok(Err(error)) => {
+                    lock(&tiering.running).remove(&key);
+                    tracing::warn!(
+                        "cannot compile optimised code for plugin `{plugin}` ({error:#}); it keeps running on \
                      baseline code"
-                ),
-                Err(error) => tracing::warn!(
-                    "the compiler thread for plugin `{plugin}` panicked ({error}); it keeps running on baseline code"
-                ),
+                    )
+                }
+                Err(error) => {
+                    lock(&tiering.running).remove(&key);
+                    tracing::warn!(
+                        "the compiler thread for plugin `{plugin}` panicked ({error}); it keeps running on baseline \
+                         code"
+                    )
+                }
             }
         });
     }
