@@ -27,15 +27,18 @@ pub async fn run(fixture: &Fixture, report: &mut Report) -> Result<()> {
     let cache = tempfile::tempdir()?;
     let twenty = prefixed_folder(prefixed, 20)?;
     eprintln!("memory: 20 plugins, cold cache");
-    let rss = idle(&fixture.options, twenty.path(), cache.path(), 20).await?;
+    let (rss, _) = idle(&fixture.options, twenty.path(), cache.path(), 20).await?;
     report.memory("RSS idle, 20 plugins loaded, cold cache", "warden", rss);
     // The cold start filled the cache: every copy is the same component.
     for count in PLUGIN_COUNTS {
         eprintln!("memory: {count} plugins, warm cache");
         let folder = prefixed_folder(prefixed, count)?;
-        let rss = idle(&fixture.options, folder.path(), cache.path(), count).await?;
+        let (rss, private) = idle(&fixture.options, folder.path(), cache.path(), count).await?;
         report.memory(&warm_row(count), "warden", rss);
         report.idle(count, rss);
+        if count == 20 {
+            report.memory(PRIVATE_ROW, "warden", private);
+        }
     }
     let native = HttpServer::start(fixture.command(Side::Native, &[])).await?;
     let client = connect_http(&native.url).await?;
@@ -46,8 +49,24 @@ pub async fn run(fixture: &Fixture, report: &mut Report) -> Result<()> {
     for count in PLUGIN_COUNTS {
         report.memory(&warm_row(count), "native", rss);
     }
+    report.memory(PRIVATE_ROW, "native", private_memory(native.pid())?);
     client.cancel().await.ok();
     Ok(())
+}
+
+/// The row of what is the process's own: resident memory less the files it
+/// maps (its binary's code and read-only data, shared with the page cache).
+const PRIVATE_ROW: &str = "of which private (`RssAnon`), 20 plugins, warm cache";
+
+/// A process's resident anonymous memory (`RssAnon`), in bytes.
+fn private_memory(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("RssAnon:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+        .ok_or_else(|| anyhow::anyhow!("no RssAnon in /proc/{pid}/status"))?;
+    Ok(kib << 10)
 }
 
 /// The memory table's row for a warm start with `count` plugins.
@@ -56,15 +75,17 @@ fn warm_row(count: usize) -> String {
     format!("RSS idle, {count} {plugins} loaded, warm cache")
 }
 
-/// Warden's resident memory, idle, once it serves `count` plugins from
-/// `plugins` over HTTP and a client has listed their tools.
-async fn idle(options: &Options, plugins: &Path, cache: &Path, count: usize) -> Result<u64> {
+/// Warden's resident memory and the private part of it, idle, once it
+/// serves `count` plugins from `plugins` over HTTP and a client has listed
+/// their tools.
+async fn idle(options: &Options, plugins: &Path, cache: &Path, count: usize) -> Result<(u64, u64)> {
     let server = HttpServer::start(warden_over(options, plugins, cache)).await?;
     let client = connect_http(&server.url).await?;
     let tools = client.list_all_tools().await?.len();
     ensure!(tools == count, "{count} plugins, {count} tools; listed {tools}");
     tokio::time::sleep(SETTLE).await;
     let (_, rss) = memory(server.pid())?;
+    let private = private_memory(server.pid())?;
     client.cancel().await.ok();
-    Ok(rss)
+    Ok((rss, private))
 }

@@ -14,6 +14,9 @@
 //!   loads the entry; both are timed, and the calls use the second.
 //! - `CALL_COST_CONCURRENT=N`: afterwards, runs rounds of N calls at once and
 //!   prints the RSS they needed.
+//! - `CALL_COST_BASELINE=1`: load as `warden serve` loads a large component
+//!   (tiering on): Winch's baseline code, which these calls then run on (no
+//!   reconciler moves the plugin onto the optimised code compiled meanwhile).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -60,9 +63,11 @@ async fn load(
         .expect("no such plugin in the folder");
     let cache = cache.map(CodeCache::open).transpose()?;
     let started = Instant::now();
-    let plugin = loader::Loader::new(runtime.clone(), cache, &[PathBuf::from(dir)], Default::default())
-        .load(source, &[])
-        .await?;
+    let loader = loader::Loader::new(runtime.clone(), cache, &[PathBuf::from(dir)], Default::default());
+    if std::env::var_os("CALL_COST_BASELINE").is_some() {
+        loader.enable_tiering();
+    }
+    let plugin = loader.load(source, &[]).await?;
     eprintln!(
         "load ({:?}): {:.3} s, RSS {} KiB",
         plugin.code,
