@@ -116,7 +116,7 @@ async fn a_large_component_is_served_at_once_then_optimised() {
     assert!(server.log().contains("loaded plugin `text`"), "{}", server.log());
     let seen = server.list_changes();
     assert_eq!(text(&server.call("recurse", json!({"depth": 7})).await), "7");
-    server.wait_for_log("(code: optimised in the background; ").await;
+    server.wait_for_log("plugin `big` runs on optimised code now").await;
     assert_eq!(text(&server.call("recurse", json!({"depth": 8})).await), "8");
     assert_eq!(server.list_changes(), seen, "no list changed with the code");
     let log = server.stop().await;

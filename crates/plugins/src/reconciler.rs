@@ -423,17 +423,25 @@ impl Reconciler {
                             ("loaded", LoadEvent::Loaded)
                         };
                         plugin_event(event);
-                        let code = match plugin.code {
-                            CodeOrigin::Compiled if upgrade.contains(&key) => "optimised in the background",
-                            CodeOrigin::Baseline => "baseline, optimised code follows",
-                            origin => origin.as_str(),
+                        let line = match plugin.code {
+                            // Not a reload of its files: a swap of its code.
+                            CodeOrigin::Compiled if upgrade.contains(&key) => format!(
+                                "plugin `{}` runs on optimised code now, compiled in the background ({} tools)",
+                                plugin.name,
+                                plugin.tools.len()
+                            ),
+                            origin => format!(
+                                "{verb} plugin `{}` from {} (code: {}; {} tools)",
+                                plugin.name,
+                                source.component.display(),
+                                match origin {
+                                    CodeOrigin::Baseline => "baseline, optimised code follows",
+                                    origin => origin.as_str(),
+                                },
+                                plugin.tools.len()
+                            ),
                         };
-                        served.push(format!(
-                            "{verb} plugin `{}` from {} (code: {code}; {} tools)",
-                            plugin.name,
-                            source.component.display(),
-                            plugin.tools.len()
-                        ));
+                        served.push(line);
                         self.failures.remove(&key);
                         self.loaded.insert(key, Arc::new(plugin));
                         changed = true;
