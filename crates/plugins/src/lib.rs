@@ -1,7 +1,8 @@
 //! Plugins as Warden serves them. The `loader` reads a plugins folder: each
 //! `manifest` and component becomes a `plugin` (a `warden:plugin` component,
 //! or a `plain` one described from its own exports), its `declarations`
-//! checked against their limits and budgets and its tools served with the
+//! checked against their limits and budgets (a large component served first
+//! on baseline code: `tiering`) and its tools served with the
 //! `annotations` its grants make true. The `catalog` is what one moment
 //! serves; while serving, the `watcher` reports changed files, each
 //! `root_folder` follows a plugins folder's name, and the `reconciler` reloads them and swaps in a new catalog. Knows no transport
@@ -14,6 +15,7 @@ pub mod declaration_limits;
 pub mod declarations;
 pub mod discovery;
 pub mod load_error;
+pub mod load_summary;
 pub mod loader;
 pub mod manifest_tools;
 pub mod param_headers;

@@ -18,6 +18,7 @@ use anyhow::Result;
 use tokio::sync::{Notify, mpsc};
 
 use crate::catalog::{Catalog, CatalogHandle};
+pub use crate::load_summary::Summary;
 use crate::loader::{self, Discovered, LoadError, Loader, PluginSource};
 use crate::plugin::Plugin;
 use crate::root_folder::{FOLLOW_EVERY, Followed, RootFolder};
@@ -65,33 +66,6 @@ struct Scan {
     broken: BTreeMap<PluginKey, LoadError>,
     /// Folders that could not be read this time.
     unreadable: BTreeSet<usize>,
-}
-
-/// What one load or reconciliation did, for logs and benchmarks.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Summary {
-    pub loaded: usize,
-    pub failed: usize,
-    pub unloaded: usize,
-    pub compiled: usize,
-    pub from_cache: usize,
-    pub reused: usize,
-    /// Compiled by Winch, to be served while Cranelift compiles them.
-    pub baseline: usize,
-}
-
-impl Summary {
-    fn count(&mut self, origin: CodeOrigin) {
-        if let Some(metrics) = metrics::get() {
-            metrics.code_origin(origin);
-        }
-        match origin {
-            CodeOrigin::Compiled => self.compiled += 1,
-            CodeOrigin::Cache => self.from_cache += 1,
-            CodeOrigin::Reused => self.reused += 1,
-            CodeOrigin::Baseline => self.baseline += 1,
-        }
-    }
 }
 
 impl Reconciler {
