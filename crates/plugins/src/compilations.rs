@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use anyhow::{Result, anyhow};
-use tokio::sync::OnceCell;
+use tokio::sync::{OnceCell, Semaphore};
 use warden_runtime::Tier;
 use warden_runtime::cache::CodeOrigin;
 use wasmtime::component::Component;
@@ -19,7 +19,6 @@ type Key = (String, bool, Tier);
 /// The result is shared as text: an error cannot be cloned.
 type Shared = OnceCell<Result<(Component, CodeOrigin), String>>;
 
-#[derive(Default)]
 pub struct Compilations {
     /// Held while some load waits on it or a batch that made it runs (see
     /// `batches`): done ones then drop out.
@@ -30,6 +29,23 @@ pub struct Compilations {
     /// interleave — not one copy per group of loads that happened to
     /// overlap (read from a warm cache, 20 copies loaded together made 2–3).
     batches: Mutex<(usize, Vec<Arc<Shared>>)>,
+    /// Compilations (and cache reads) running at once: one per core. Each
+    /// holds a component's IR and code while it compiles — hundreds of MiB
+    /// for a large one — and Cranelift spreads one compilation over every
+    /// core already, so a folder of 100 distinct components is compiled a
+    /// few at a time, not all at once.
+    slots: Semaphore,
+}
+
+impl Default for Compilations {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            in_flight: Mutex::default(),
+            batches: Mutex::default(),
+            slots: Semaphore::new(cores),
+        }
+    }
 }
 
 /// A batch of loads running (`Compilations::batch`); ends when dropped.
@@ -84,6 +100,7 @@ impl Compilations {
         let result = shared
             .get_or_init(async || {
                 ran = true;
+                let _slot = self.slots.acquire().await.expect("the slots are never closed");
                 compile().await.map_err(|error| format!("{error:#}"))
             })
             .await;
@@ -134,5 +151,38 @@ mod tests {
         drop(batch);
         assert_eq!(load(&compilations, &engine, &compiles).await, CodeOrigin::Cache);
         assert_eq!(compiles.load(Ordering::Relaxed), 4);
+    }
+
+    /// Distinct components loaded at once compile at most one per core at a
+    /// time: what they hold while compiling is bounded.
+    #[tokio::test]
+    async fn distinct_components_compile_a_few_at_a_time() {
+        let compilations = Arc::new(Compilations::default());
+        let engine = Engine::default();
+        let (running, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let mut loads = tokio::task::JoinSet::new();
+        for digest in 0..16 {
+            let (compilations, engine) = (compilations.clone(), engine.clone());
+            let (running, most) = (running.clone(), most.clone());
+            loads.spawn(async move {
+                let compile = async || {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    // Stands for the seconds a compilation takes.
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    let component = Component::new(&engine, EMPTY).map_err(|e| anyhow!("{e:#}"))?;
+                    Ok((component, CodeOrigin::Compiled))
+                };
+                let digest = digest.to_string();
+                compilations
+                    .compile_once(&digest, false, Tier::Optimised, compile)
+                    .await
+                    .unwrap();
+            });
+        }
+        while loads.join_next().await.is_some() {}
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(most.load(Ordering::SeqCst), cores.min(16));
     }
 }

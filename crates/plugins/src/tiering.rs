@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 use wasmtime::component::Component;
 
 /// Components of at least this many bytes are served on baseline code first:
@@ -23,7 +23,6 @@ pub const BASELINE_FROM: usize = 4 << 20;
 /// A component's digest and whether it runs on the fuel-counting engine.
 pub type Key = (String, bool);
 
-#[derive(Default)]
 pub struct Tiering {
     /// Optimised code compiled in the background, kept until no plugin on
     /// baseline code needs it (`retain`).
@@ -35,6 +34,22 @@ pub struct Tiering {
     running: Mutex<HashMap<Key, Component>>,
     /// Rung each time optimised code is ready (the reconciler waits on it).
     signal: Arc<Notify>,
+    /// Background compilations run one at a time (Cranelift spreads each
+    /// over every core), beside the loads' own (`Compilations`): a reload
+    /// never waits for a background one, and the memory they hold together
+    /// stays bounded.
+    background: Semaphore,
+}
+
+impl Default for Tiering {
+    fn default() -> Self {
+        Self {
+            ready: Mutex::default(),
+            running: Mutex::default(),
+            signal: Arc::default(),
+            background: Semaphore::new(1),
+        }
+    }
 }
 
 impl Tiering {
@@ -75,6 +90,7 @@ impl Tiering {
         }
         let (tiering, plugin) = (self.clone(), plugin.to_string());
         tokio::spawn(async move {
+            let _turn = tiering.background.acquire().await.expect("never closed");
             let started = std::time::Instant::now();
             let compiled = tokio::task::spawn_blocking(compile).await;
             match compiled {
