@@ -107,13 +107,14 @@ async fn a_large_component_is_served_at_once_then_optimised() {
     let cache = tempfile::tempdir().unwrap();
     let args = ["--cache-dir", cache.path().to_str().unwrap()];
     let server = serve(dir.path(), Era::Handshake, &args).await;
-    assert!(server.log().contains("loaded plugin `big`"), "{}", server.log());
+    // Logged just after the catalog that serves them is swapped in.
+    server.wait_for_log("loaded plugin `text`").await;
+    server.wait_for_log("loaded plugin `big`").await;
     assert!(
         server.log().contains("(code: baseline, optimised code follows; "),
         "{}",
         server.log()
     );
-    assert!(server.log().contains("loaded plugin `text`"), "{}", server.log());
     let seen = server.list_changes();
     assert_eq!(text(&server.call("recurse", json!({"depth": 7})).await), "7");
     server.wait_for_log("plugin `big` runs on optimised code now").await;
@@ -123,7 +124,7 @@ async fn a_large_component_is_served_at_once_then_optimised() {
     assert_eq!(log.matches("(code: baseline").count(), 1, "{log}");
 
     let server = serve(dir.path(), Era::Handshake, &args).await;
-    assert!(server.log().contains("`big` from"), "{}", server.log());
+    server.wait_for_log("loaded plugin `big` from").await;
     assert!(!server.log().contains("(code: baseline"), "{}", server.log());
     assert_eq!(text(&server.call("recurse", json!({"depth": 9})).await), "9");
     server.stop().await;
