@@ -528,5 +528,8 @@ async fn a_folder_plugin_reloads_at_any_change_in_its_folder_and_a_bare_one_only
         .await;
     let log = server.stop().await;
     assert_eq!(log.matches("reloaded plugin `text`").count(), 0, "{log}");
-    assert_eq!(log.matches("reloaded plugin `conformance`").count(), 1, "{log}");
+    // At least once: the guest's writes to its marker (create, write, close)
+    // may fall into two 50 ms batches of events on a loaded machine, and each
+    // batch reloads the folder plugin.
+    assert!(log.matches("reloaded plugin `conformance`").count() >= 1, "{log}");
 }
