@@ -224,7 +224,18 @@ impl Reconciler {
             .map(|(key, _)| key.clone())
             .collect();
         self.upgrade.extend(ready.iter().cloned());
+        self.drop_unwanted_optimised(); // a version replaced while it compiled
         ready
+    }
+
+    /// Drops background-compiled code no plugin on baseline code waits for.
+    fn drop_unwanted_optimised(&self) {
+        let runtime = self.loader.runtime();
+        self.loader.retain_optimised(|(sha256, metered)| {
+            self.loaded.values().any(|p| {
+                p.sha256 == *sha256 && p.metered() == *metered && runtime.tier_of(&p.component) == Tier::Baseline
+            })
+        });
     }
 
     /// What a rescan on request (SIGHUP) looks at: every folder, whole, as
@@ -430,14 +441,7 @@ impl Reconciler {
                 Err(error) => tracing::error!("{error:#}"),
             }
         }
-        // Optimised code compiled in the background is dropped once no
-        // plugin on baseline code waits for it.
-        let runtime = self.loader.runtime();
-        self.loader.retain_optimised(|(sha256, metered)| {
-            self.loaded.values().any(|p| {
-                p.sha256 == *sha256 && p.metered() == *metered && runtime.tier_of(&p.component) == Tier::Baseline
-            })
-        });
+        self.drop_unwanted_optimised();
         if !changed {
             return summary;
         }
