@@ -12,7 +12,7 @@
 //! has is a new connection refused.
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -86,7 +86,7 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimi
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
         .keep_alive(true);
-    let accept = async |stream: TcpStream| {
+    let accept = async |stream: TcpStream, peer: IpAddr| {
         // Only sockets just shed and not closed yet can be missing: wait
         // the moment their tasks take (this holds the accept loop back, so
         // the kernel's queue, not Warden, keeps what arrives meanwhile).
@@ -94,7 +94,6 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimi
             refuse(stream);
             return;
         };
-        let peer = stream.peer_addr().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
         let Some(place) = Admitted::admit(&admitted, peer) else {
             refuse(stream);
             return;
@@ -110,7 +109,7 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimi
     };
     let mut accept_failing = false;
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = stop.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => {
@@ -127,15 +126,15 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ConnectionLimi
                 }
             },
         };
-        accept(stream).await;
+        accept(stream, peer.ip()).await;
     }
     let queued = queued_connections(listener);
     tracing::debug!(
         "listener closed; {} queued connections accepted while stopping",
         queued.len()
     );
-    for stream in queued {
-        accept(stream).await;
+    for (stream, peer) in queued {
+        accept(stream, peer).await;
     }
     // Every connection holds a socket permit until it is closed.
     let all = u32::try_from(held).unwrap_or(u32::MAX);
@@ -342,7 +341,7 @@ impl http_body::Body for InRequestBody {
 /// the listener. The queue is read with the accept call itself: the
 /// reactor's readiness may not know yet of the last connections, and
 /// closing a listener resets the connections still queued.
-fn queued_connections(listener: TcpListener) -> Vec<TcpStream> {
+fn queued_connections(listener: TcpListener) -> Vec<(TcpStream, IpAddr)> {
     let mut queued = Vec::new();
     let listener = match listener.into_std() {
         Ok(listener) => listener,
@@ -352,9 +351,9 @@ fn queued_connections(listener: TcpListener) -> Vec<TcpStream> {
         }
     };
     // Still non-blocking: `accept` fails with WouldBlock once the queue is empty.
-    while let Ok((stream, _)) = listener.accept() {
+    while let Ok((stream, peer)) = listener.accept() {
         match stream.set_nonblocking(true).and_then(|()| TcpStream::from_std(stream)) {
-            Ok(stream) => queued.push(stream),
+            Ok(stream) => queued.push((stream, peer.ip())),
             Err(error) => tracing::debug!("dropped a connection queued at shutdown: {error}"),
         }
     }
@@ -430,6 +429,7 @@ fn refuse(stream: TcpStream) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::Ipv4Addr;
 
     const PEER: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 

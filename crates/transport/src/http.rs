@@ -188,6 +188,11 @@ fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToke
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_sse_keep_alive(Some(options.sse_keep_alive))
+        // 2026-07-28: a call whose first message is its answer is answered
+        // as one JSON body (with a length, so the connection is kept);
+        // a handler that first sends a notification or request gets an
+        // SSE stream, so nothing is lost.
+        .with_json_response(true)
         .with_cancellation_token(sessions);
     let factory_shared = shared.clone();
     let mcp = StreamableHttpService::new(
