@@ -26,6 +26,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
 mod devloop;
+mod large;
 mod memory;
 mod report;
 mod soak;
@@ -401,54 +402,6 @@ async fn startup(command: tokio::process::Command, tools: usize) -> Result<Durat
     Ok(elapsed)
 }
 
-/// Cold and warm starts of Warden serving one large component (copied with
-/// its manifest into a folder of its own) to its first `tools/list`.
-async fn large_startup(options: &Options, component: &Path, repeats: usize) -> Result<(String, Summary, Summary)> {
-    let folder = tempfile::tempdir()?;
-    let name = component.file_name().context("a component file")?;
-    std::fs::copy(component, folder.path().join(name))?;
-    let manifest = component.with_extension("toml");
-    if manifest.exists() {
-        std::fs::copy(&manifest, folder.path().join(name).with_extension("toml"))?;
-    }
-    let label = format!(
-        "{} ({:.1} MB)",
-        name.to_string_lossy(),
-        std::fs::metadata(component)?.len() as f64 / 1e6
-    );
-    // A first start lists its tools (how many it has) and, in the
-    // background, compiles the optimised code into the warm cache: its
-    // entry is waited for.
-    let warm_cache = tempfile::tempdir()?;
-    let (client, _) = connect_stdio(warden_over(options, folder.path(), warm_cache.path())).await?;
-    let tools = client.list_all_tools().await?.len();
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let cached = || -> Result<bool> {
-        let entries = std::fs::read_dir(warm_cache.path())?;
-        Ok(entries
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().ends_with(".cwasm")))
-    };
-    while !cached()? {
-        ensure!(
-            Instant::now() < deadline,
-            "no optimised code of {label} was cached within 10 minutes"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    client.cancel().await.ok();
-    let (mut cold, mut warm) = (Vec::new(), Vec::new());
-    for _ in 0..repeats {
-        eprintln!("startup {label}");
-        let cold_cache = tempfile::tempdir()?;
-        cold.push(startup(warden_over(options, folder.path(), cold_cache.path()), tools).await?);
-    }
-    for _ in 0..repeats {
-        warm.push(startup(warden_over(options, folder.path(), warm_cache.path()), tools).await?);
-    }
-    Ok((label, Summary::of(cold), Summary::of(warm)))
-}
-
 fn warden_over(options: &Options, plugins: &Path, cache: &Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(&options.warden);
     command
@@ -459,6 +412,23 @@ fn warden_over(options: &Options, plugins: &Path, cache: &Path) -> tokio::proces
         .arg(cache)
         .arg("--no-watch");
     command
+}
+
+/// The large components (`--large`), prepared once for the sections that
+/// use them.
+async fn large_components<'a>(
+    options: &Options,
+    prepared: &'a mut Option<Vec<large::Large>>,
+) -> Result<&'a [large::Large]> {
+    if prepared.is_none() {
+        let mut all = Vec::new();
+        for component in &options.large {
+            eprintln!("preparing {}", component.display());
+            all.push(large::prepare(options, component).await?);
+        }
+        *prepared = Some(all);
+    }
+    Ok(prepared.as_deref().unwrap_or_default())
 }
 
 /// Per-call timings from Warden's audit log.
@@ -522,6 +492,7 @@ async fn main() -> Result<()> {
         cache: tempfile::tempdir()?,
     };
     let mut report = Report::new(quick);
+    let mut prepared = None;
 
     let runs = |section: &str| fixture.options.runs(section);
 
@@ -588,9 +559,9 @@ async fn main() -> Result<()> {
             native_start.push(startup(fixture.command(Side::Native, &[]), 2).await?);
         }
         report.native_startup(Summary::of(native_start));
-        for component in &fixture.options.large {
-            let (label, cold, warm) = large_startup(&fixture.options, component, repeats).await?;
-            report.large_startup(&label, cold, warm);
+        for large in large_components(&fixture.options, &mut prepared).await? {
+            let (cold, warm) = large.startup(&fixture.options, repeats).await?;
+            report.large_startup(&large.label, cold, warm);
         }
     }
 
@@ -602,6 +573,17 @@ async fn main() -> Result<()> {
         ] {
             eprintln!("breakdown {}", tool.name());
             report.breakdown(tool.name(), breakdown(&fixture, tool, calls, &hashes).await?);
+        }
+        // A trivial call in a fresh instance of a Python and a JavaScript
+        // component, on their optimised code.
+        for large in large_components(&fixture.options, &mut prepared).await? {
+            eprintln!("breakdown {}", large.label);
+            if let Some(call) = large
+                .trivial_call(&fixture.options, if quick { 50 } else { 300 })
+                .await?
+            {
+                report.trivial_call(call);
+            }
         }
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::large::TrivialCall;
 use crate::stats::{Summary, human};
 use crate::{devloop, soak};
 
@@ -24,6 +25,9 @@ const COLD_100_TARGET: Duration = Duration::from_secs(1);
 const WARM_100_TARGET: Duration = Duration::from_millis(100);
 /// A large (Python or JavaScript) component's tools listed, cold cache, within this.
 const LARGE_COLD_TARGET: Duration = Duration::from_secs(2);
+/// A trivial call in a fresh instance of a Python or JavaScript component:
+/// setup + instantiation + the guest's work, p50, at most this.
+const TRIVIAL_CALL_TARGET: Duration = Duration::from_micros(300);
 /// Resident memory idle with 20 plugins loaded from a warm cache: at most this.
 const IDLE_20_TARGET: u64 = 15 << 20;
 /// Soak: resident memory at the end at most this share above after warm-up.
@@ -50,6 +54,8 @@ pub struct Report {
     large_startup: Vec<(String, Summary, Summary)>,
     /// tool → parts
     breakdown: BTreeMap<String, Value>,
+    /// A trivial call of each large component.
+    trivial_calls: Vec<TrivialCall>,
     soak: Option<soak::Outcome>,
     devloop: Vec<devloop::Row>,
 }
@@ -126,6 +132,10 @@ impl Report {
         self.breakdown.insert(tool.into(), parts);
     }
 
+    pub fn trivial_call(&mut self, call: TrivialCall) {
+        self.trivial_calls.push(call);
+    }
+
     pub fn soak(&mut self, outcome: soak::Outcome) {
         self.soak = Some(outcome);
     }
@@ -200,6 +210,18 @@ impl Report {
                 format!("cold start, one large component: {label} ≤ 2 s"),
                 human(cold.p50),
                 cold.p50 <= LARGE_COLD_TARGET,
+            ));
+        }
+        for call in &self.trivial_calls {
+            targets.push((
+                format!(
+                    "a trivial call in a fresh instance, {} `{}` (setup + instantiate + guest, p50) ≤ {}",
+                    call.label,
+                    call.tool,
+                    human(TRIVIAL_CALL_TARGET)
+                ),
+                human(call.sandbox.p50),
+                call.sandbox.p50 <= TRIVIAL_CALL_TARGET,
             ));
         }
         if let Some(&idle) = self.idle.get(&20) {
@@ -389,6 +411,32 @@ impl Report {
             );
         }
 
+        if !self.trivial_calls.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n### A trivial call in a fresh instance of a large component (p50 / p99, from the audit log)\n"
+            );
+            let _ = writeln!(
+                out,
+                "| component | tool | store + sandbox | instantiate | guest | the three | calls |"
+            );
+            let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+            for call in &self.trivial_calls {
+                let both = |s: &Summary| format!("{} / {}", human(s.p50), human(s.p99));
+                let _ = writeln!(
+                    out,
+                    "| {} | `{}` | {} | {} | {} | {} | {} |",
+                    call.label,
+                    call.tool,
+                    both(&call.setup),
+                    both(&call.instantiate),
+                    both(&call.guest),
+                    both(&call.sandbox),
+                    call.sandbox.count
+                );
+            }
+        }
+
         if let Some(soak) = &self.soak {
             let _ = writeln!(out, "\n### Soak: HTTP `tools/call` while the plugin is replaced\n");
             let _ = writeln!(
@@ -510,6 +558,7 @@ impl Report {
             "memory": memory,
             "idle_warm": idle,
             "breakdown": self.breakdown,
+            "trivial_calls": self.trivial_calls.iter().map(TrivialCall::to_json).collect::<Vec<_>>(),
             "soak": self.soak.as_ref().map(soak::Outcome::to_json),
             "devloop": devloop::json(&self.devloop),
             "targets": targets,
