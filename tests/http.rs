@@ -556,3 +556,56 @@ async fn traceparent_reaches_the_logs_and_the_audit_record() {
     );
     assert!(!plugin_lines[2].contains("trace_id"), "{}", plugin_lines[2]);
 }
+
+/// 2026-07-28: a call whose first message is its answer gets one JSON body with a length
+/// (a client may keep the connection); a call that reports progress first gets an SSE
+/// stream carrying the progress, then the answer — nothing is dropped for the JSON form.
+#[tokio::test]
+async fn a_2026_answer_is_one_json_body_unless_notifications_come_first() {
+    let dir = PluginDir::with(&["misbehave"]);
+    let warden = HttpWarden::start(dir.path(), &[]).await;
+    let post = async |meta: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "progress", "arguments": {}, "_meta": meta}})
+        .to_string();
+        let response = raw_post(&warden.url)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "progress")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let kind = response.headers()["content-type"].to_str().unwrap().to_string();
+        let length = response.headers().get("content-length").cloned();
+        (kind, length, response.text().await.unwrap())
+    };
+
+    // Without a progress token the plugin's progress goes nowhere: the answer is first.
+    let (kind, length, text) = post(meta_2026("raw", json!({}))).await;
+    assert_eq!(kind, "application/json", "{text}");
+    assert_eq!(length.unwrap().to_str().unwrap(), text.len().to_string());
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(answer["result"]["content"][0]["text"], "done", "{text}");
+
+    let mut meta = meta_2026("raw", json!({}));
+    meta["progressToken"] = json!("p-1");
+    let (kind, _, text) = post(meta).await;
+    assert!(kind.starts_with("text/event-stream"), "{kind}: {text}");
+    let messages: Vec<Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .collect();
+    let progress: Vec<f64> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert_eq!(progress, [0.0, 50.0, 100.0], "{text}");
+    let last = messages.last().unwrap();
+    assert_eq!(last["id"], 3, "{text}");
+    assert_eq!(last["result"]["content"][0]["text"], "done", "{text}");
+}
