@@ -11,7 +11,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
 use crate::stats::Summary;
-use crate::{Options, connect_stdio, startup, warden_over};
+use crate::{Options, audit_records, connect_stdio, startup, warden_over};
 
 /// One large component in a folder of its own (with its manifest), and a
 /// compiled-code cache that holds its optimised code.
@@ -116,17 +116,7 @@ impl Large {
             );
         }
         client.cancel().await.ok();
-        let text = std::fs::read_to_string(audit.path())?;
-        let records: Vec<Value> = text
-            .lines()
-            .skip(warmup)
-            .map(serde_json::from_str)
-            .collect::<Result<_, _>>()?;
-        ensure!(
-            records.len() == calls,
-            "expected {calls} audit records, got {}",
-            records.len()
-        );
+        let records = audit_records(audit.path(), warmup, calls)?;
         let micros = |record: &Value, key: &str| -> Result<u64> {
             record["timing"][key]
                 .as_u64()

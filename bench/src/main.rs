@@ -431,6 +431,22 @@ async fn large_components<'a>(
     Ok(prepared.as_deref().unwrap_or_default())
 }
 
+/// The audit log's records after the first `warmup`: `calls` of them.
+fn audit_records(path: &Path, warmup: usize, calls: usize) -> Result<Vec<Value>> {
+    let text = std::fs::read_to_string(path)?;
+    let records: Vec<Value> = text
+        .lines()
+        .skip(warmup)
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    ensure!(
+        records.len() == calls,
+        "expected {calls} audit records, got {}",
+        records.len()
+    );
+    Ok(records)
+}
+
 /// Per-call timings from Warden's audit log.
 async fn breakdown(fixture: &Fixture, tool: Tool, calls: usize, hashes: &ExpectedHashes) -> Result<Value> {
     let audit = tempfile::NamedTempFile::new()?;
@@ -446,17 +462,7 @@ async fn breakdown(fixture: &Fixture, tool: Tool, calls: usize, hashes: &Expecte
         }
     }
     client.cancel().await.ok();
-    let text = std::fs::read_to_string(audit.path())?;
-    let records: Vec<Value> = text
-        .lines()
-        .skip(warmup)
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()?;
-    ensure!(
-        records.len() == calls,
-        "expected {calls} audit records, got {}",
-        records.len()
-    );
+    let records = audit_records(audit.path(), warmup, calls)?;
     let part = |key: &str| -> Result<Summary> {
         let samples = records
             .iter()
