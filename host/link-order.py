@@ -84,6 +84,8 @@ def wait_for_http():
 
 
 MODES = ("stdio", "http", "both")
+# Rounds of recording page faults and relinking, at most.
+FAULT_ROUNDS = 4
 
 
 def workload(prefix, plugins, cache, mode):
@@ -228,17 +230,21 @@ def main():
             workload(["perf", "record", "-q", "-F", "25000", "-o", data], plugins, warm, "both")
             sampled = perf_functions(data)
         count = write_order(ran, sampled, compiled)
-        if perf:
-            # What still faults in a window of its own, laid out by the
-            # first pass: code callgrind did not see run (the pooling path).
+        faulted = []
+        for _ in range(FAULT_ROUNDS if perf else 0):
+            # What still faults in a window of its own once laid out by the
+            # order so far: code callgrind did not see run (the pooling
+            # path). A window's first fault names one function, so again.
             build()
-            faulted = []
+            before = count
             for mode in MODES:
                 data = os.path.join(tmp, f"faults-{mode}.data")
                 workload(["perf", "record", "-q", "-e", "page-faults", "-c", "1", "-d", "-o", data],
                          plugins, warm, mode)
                 faulted += fault_functions(data)
             count = write_order(ran, sampled, faulted, compiled)
+            if count == before:
+                break
     build()
     print(f"{count} functions written to {OUT}, and `warden` linked by them")
 
