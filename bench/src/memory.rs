@@ -51,7 +51,38 @@ pub async fn run(fixture: &Fixture, report: &mut Report) -> Result<()> {
     }
     report.memory(PRIVATE_ROW, "native", private_memory(native.pid())?);
     client.cancel().await.ok();
+    match layout(&fixture.options.warden) {
+        Ok(Some((found, listed))) => report.layout(found, listed),
+        Ok(None) => {}
+        Err(error) => eprintln!("memory: the code layout was not checked: {error:#}"),
+    }
     Ok(())
+}
+
+/// How many of the functions `host/link-order.txt` lists (the order the
+/// release binary's code is laid out in, host/build.rs) are in `warden`,
+/// of how many; `None` for a build not laid out by it (a debug build).
+fn layout(warden: &Path) -> Result<Option<(usize, usize)>> {
+    let listed = std::fs::read_to_string("host/link-order.txt")?;
+    if warden
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|profile| profile != "release")
+    {
+        return Ok(None);
+    }
+    let symbols = std::process::Command::new("nm")
+        .arg("--defined-only")
+        .arg(warden)
+        .output()?;
+    ensure!(symbols.status.success(), "nm failed on {}", warden.display());
+    let defined: std::collections::HashSet<&str> = std::str::from_utf8(&symbols.stdout)?
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(2))
+        .collect();
+    let names: Vec<&str> = listed.lines().filter(|line| !line.is_empty()).collect();
+    let found = names.iter().filter(|name| defined.contains(*name)).count();
+    Ok(Some((found, names.len())))
 }
 
 /// The row of what is the process's own: resident memory less the files it

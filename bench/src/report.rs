@@ -58,6 +58,9 @@ pub struct Report {
     trivial_calls: Vec<TrivialCall>,
     soak: Option<soak::Outcome>,
     devloop: Vec<devloop::Row>,
+    /// How many of the functions `host/link-order.txt` lists this Warden
+    /// binary has, of how many: fewer means the list is stale.
+    layout: Option<(usize, usize)>,
 }
 
 fn ratio(warden: Duration, native: Duration) -> f64 {
@@ -95,6 +98,10 @@ impl Report {
 
     pub fn memory(&mut self, what: &str, side: &str, bytes: u64) {
         self.memory.push((what.into(), side.into(), bytes));
+    }
+
+    pub fn layout(&mut self, found: usize, listed: usize) {
+        self.layout = Some((found, listed));
     }
 
     pub fn idle(&mut self, plugins: usize, bytes: u64) {
@@ -385,6 +392,18 @@ impl Report {
                 let _ = writeln!(out, "| {plugins} | {} | {growth} |", mib(bytes));
             }
         }
+        if let Some((found, listed)) = self.layout {
+            let _ = writeln!(
+                out,
+                "\nCode layout: {found} of the {listed} functions `host/link-order.txt` lists are in this \
+                 binary{}.",
+                if found < listed * 95 / 100 {
+                    " — the list is stale: record it again with `python3 host/link-order.py`"
+                } else {
+                    ""
+                }
+            );
+        }
 
         let _ = writeln!(out, "\n### Inside a Warden call (p50, from its audit log)\n");
         let _ = writeln!(
@@ -557,6 +576,7 @@ impl Report {
             "native_startup": self.native_startup.map(Summary::to_json),
             "memory": memory,
             "idle_warm": idle,
+            "layout": self.layout.map(|(found, listed)| json!({ "found": found, "listed": listed })),
             "breakdown": self.breakdown,
             "trivial_calls": self.trivial_calls.iter().map(TrivialCall::to_json).collect::<Vec<_>>(),
             "soak": self.soak.as_ref().map(soak::Outcome::to_json),
