@@ -12,15 +12,15 @@ impl Graph<'_> {
         if let Some(cycle) = self.cycle(false) {
             bail!(
                 "its `$ref`s form a cycle that applies to the same value forever ({}); \
-                 evaluating it would overflow the stack",
+                 a schema's checks must end",
                 self.describe(&cycle)
             );
         }
         if let Some(cycle) = self.cycle(true) {
             bail!(
-                "is recursive ({}): recursive schemas are not supported, because jsonschema keeps a \
-                 new copy of the schema for every level an argument reaches; declare the recursive \
-                 part as `{{}}` and check it in the plugin",
+                "is recursive ({}): recursive schemas are not supported, because Warden bounds what \
+                 checking an argument costs by following every path through the schema; declare the \
+                 recursive part as `{{}}` and check it in the plugin",
                 self.describe(&cycle)
             );
         }
