@@ -49,10 +49,30 @@ pub fn guest_target_dir() -> PathBuf {
 /// A `cargo` command (the one running us, when there is one) cleaned of the outer build's
 /// settings.
 fn cargo() -> Command {
-    let program = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-    let mut command = Command::new(program);
+    let mut command = host_cargo();
     for name in LEAKY_ENV {
         command.env_remove(name);
+    }
+    command
+}
+
+/// A `cargo` command for building the host, without the variables `cargo run` set for xtask
+/// itself (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, …). ring's build script reruns when
+/// `CARGO_MANIFEST_DIR` differs, so with them ring and every crate above it were rebuilt
+/// unlike a plain `cargo build` — with other ThinLTO symbol suffixes, which
+/// `host/link-order.txt` then missed (163 of its 8 012 functions), and twice the rebuild.
+pub fn host_cargo() -> Command {
+    let program = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut command = Command::new(program);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if ["CARGO_MANIFEST_", "CARGO_PKG_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+            || ["CARGO_CRATE_NAME", "CARGO_BIN_NAME", "CARGO_PRIMARY_PACKAGE"].contains(&name.as_ref())
+        {
+            command.env_remove(name.as_ref());
+        }
     }
     command
 }

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, ExitStatus};
-use xtask::{build_guests, repo_root, stage};
+use xtask::{build_guests, host_cargo, repo_root, stage};
 
 const USAGE: &str = "\
 usage: cargo xtask plugins          build the example plugins into target/plugins/examples
@@ -118,10 +118,9 @@ fn bench(mut extra: Vec<OsString>) -> Result<ExitCode> {
     let (plugin, prefixed) = (guest("bench")?, guest("prefixed")?);
     // The soak alternates between the two builds of the reload test plugin.
     let (reload_v1, reload_v2) = (guest("reload-v1")?, guest("reload-v2")?);
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     // Two builds, so the baseline's dependencies' features never leak into Warden's.
     for package in ["warden", "warden-bench"] {
-        let mut build = Command::new(&cargo);
+        let mut build = host_cargo();
         build.current_dir(&root).args(["build", "--package", package]);
         if !debug {
             build.arg("--release");
@@ -169,8 +168,7 @@ fn bench(mut extra: Vec<OsString>) -> Result<ExitCode> {
 
 /// Runs Warden on `plugins` with the terminal's stdin, stdout and stderr.
 fn serve(plugins: PathBuf, extra: Vec<OsString>) -> Result<ExitCode> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-    let status = Command::new(cargo)
+    let status = host_cargo()
         .current_dir(repo_root())
         .args(["run", "--release", "--package", "warden", "--", "serve", "--plugins"])
         .arg(plugins)
