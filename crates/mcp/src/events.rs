@@ -4,10 +4,9 @@
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use rmcp::service::Peer;
+use rmcp::model::{Notification, ProgressNotificationParam, ProgressToken, ServerNotification};
+use rmcp::service::{Peer, RequestContext};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use crate::logging::{self, Level};
 use warden_runtime::{GuestEvent, sandbox::EVENT_BACKLOG};
@@ -19,25 +18,65 @@ pub(crate) struct EventRoute {
     pub log_level: Option<Level>,
 }
 
-/// The sender a call's sandbox reports its events to, and the task that
-/// forwards them; neither when the client asked for no events.
+/// Where a request's notifications go instead of its peer: a transport
+/// that answers a request itself (rather than through rmcp's service loop)
+/// puts one in the request's extensions and reads the other end, writing
+/// what arrives before the answer.
+#[derive(Clone)]
+pub struct NotificationSink(mpsc::Sender<ServerNotification>);
+
+impl NotificationSink {
+    /// A sink and the receiver its notifications arrive at, in order.
+    pub fn channel() -> (Self, mpsc::Receiver<ServerNotification>) {
+        let (sender, receiver) = mpsc::channel(EVENT_BACKLOG);
+        (Self(sender), receiver)
+    }
+}
+
+/// Where one call's notifications are sent.
+enum Destination {
+    Peer(Peer<RoleServer>),
+    Sink(mpsc::Sender<ServerNotification>),
+}
+
+impl Destination {
+    async fn send(&self, notification: ServerNotification) -> Result<(), ()> {
+        match self {
+            Destination::Peer(peer) => peer.send_notification(notification).await.map_err(drop),
+            Destination::Sink(sink) => sink.send(notification).await.map_err(drop),
+        }
+    }
+}
+
+/// The sender a call's sandbox reports its events to, and the forwarder
+/// that sends them on: to the request's `NotificationSink` if it has one,
+/// else to its peer. Neither when the client asked for no events. The
+/// forwarder is run beside the call, in the same task (a task of its own
+/// would cost a spawn and a wake-up of another thread on every call), and
+/// ends when the call's last sender is dropped.
 pub(crate) fn start(
-    peer: &Peer<RoleServer>,
+    context: &RequestContext<RoleServer>,
     route: EventRoute,
-) -> (Option<mpsc::Sender<GuestEvent>>, Option<JoinHandle<()>>) {
+) -> (
+    Option<mpsc::Sender<GuestEvent>>,
+    Option<impl Future<Output = ()> + Send + use<>>,
+) {
     if route.progress.is_none() && route.log_level.is_none() {
         return (None, None);
     }
+    let destination = match context.extensions.get::<NotificationSink>() {
+        Some(NotificationSink(sink)) => Destination::Sink(sink.clone()),
+        None => Destination::Peer(context.peer.clone()),
+    };
     let (sender, receiver) = mpsc::channel(EVENT_BACKLOG);
-    let task = tokio::spawn(forward(peer.clone(), route, receiver));
-    (Some(sender), Some(task))
+    (Some(sender), Some(forward(destination, route, receiver)))
 }
 
 /// Forwards a call's progress and log messages to the client until the
 /// call's sandbox is dropped. Progress must increase; anything else is
 /// dropped, as are log messages below the level the client asked for.
 #[allow(deprecated)] // logging: see mcp/logging.rs
-async fn forward(peer: Peer<RoleServer>, route: EventRoute, mut events: mpsc::Receiver<GuestEvent>) {
+async fn forward(destination: Destination, route: EventRoute, mut events: mpsc::Receiver<GuestEvent>) {
     let mut last = f64::NEG_INFINITY;
     while let Some(event) = events.recv().await {
         let sent = match event {
@@ -58,13 +97,17 @@ async fn forward(peer: Peer<RoleServer>, route: EventRoute, mut events: mpsc::Re
                 if let Some(message) = message {
                     param = param.with_message(message);
                 }
-                peer.notify_progress(param).await
+                destination
+                    .send(ServerNotification::ProgressNotification(Notification::new(param)))
+                    .await
             }
             GuestEvent::Log { level, message } => {
                 let level = Level::from(level);
                 match route.log_level {
                     Some(threshold) if level >= threshold => {
-                        peer.notify_logging_message(logging::message(&route.plugin, level, message))
+                        let param = logging::message(&route.plugin, level, message);
+                        destination
+                            .send(ServerNotification::LoggingMessageNotification(Notification::new(param)))
                             .await
                     }
                     _ => continue,

@@ -29,6 +29,7 @@ pub mod tasks;
 pub mod tool_call;
 pub mod trace_context;
 
+pub use events::NotificationSink;
 pub use in_flight::InFlight;
 pub use notifier::Notifier;
 pub use server::WardenServer;

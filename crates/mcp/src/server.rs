@@ -84,7 +84,7 @@ impl WardenServer {
             progress: context.meta.get_progress_token(),
             log_level: self.log_level(context),
         };
-        let (events, forwarder) = events::start(&context.peer, route);
+        let (events, forwarder) = events::start(context, route);
         let call = CallContext {
             plugin,
             events,
@@ -111,13 +111,14 @@ impl WardenServer {
             Some(trace) => tracing::info_span!("call", trace_id = %trace.trace_id()),
             None => tracing::Span::none(),
         };
-        let ended = body(call.clone(), started).instrument(span).await;
-        // The sandbox is gone; the call's sender here is the last one. Progress
-        // and log messages come before the response, never after it.
-        drop(call);
-        if let Some(task) = forwarder {
-            let _ = task.await;
-        }
+        // The call's sender goes with `call` into the sandbox: once the body
+        // ends, the sandbox is gone and the forwarder has sent everything.
+        // Progress and log messages come before the response, never after it.
+        let run = body(call, started).instrument(span);
+        let ended = match forwarder {
+            Some(forwarder) => tokio::join!(run, forwarder).0,
+            None => run.await,
+        };
         invocation.record(ended.outcome, ended.facts());
         ended.answer
     }

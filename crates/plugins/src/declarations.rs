@@ -45,6 +45,10 @@ pub struct ToolDecl {
     /// Whether `tool`'s title or description is the manifest's
     /// (`[tools.NAME]`) rather than the plugin's.
     pub text_by_manifest: bool,
+    /// Whether the input schema says `x-mcp-header` anywhere, even as data:
+    /// calls to such a tool over HTTP must carry `Mcp-Param-*` headers, and
+    /// only rmcp's HTTP service checks them.
+    pub param_headers: bool,
 }
 
 impl std::fmt::Debug for ToolDecl {
@@ -129,6 +133,7 @@ fn tool_decl(tool: types::Tool) -> Result<(ToolDecl, SchemaCost)> {
     }
     let (input_schema, input, mut cost) = schema(&tool.input_schema).context("field `input-schema`")?;
     param_headers::check(&input_schema).context("field `input-schema`")?;
+    let param_headers = param_headers::mentioned(&input_schema);
     let (output_schema, output) = match &tool.output_schema {
         Some(text) => {
             let (schema, validator, output_cost) = schema(text).context("field `output-schema`")?;
@@ -163,6 +168,7 @@ fn tool_decl(tool: types::Tool) -> Result<(ToolDecl, SchemaCost)> {
             output,
             task: None,
             text_by_manifest: false,
+            param_headers,
         },
         cost,
     ))

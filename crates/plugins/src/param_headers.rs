@@ -49,6 +49,20 @@ pub fn check(schema: &JsonObject) -> Result<()> {
     Ok(())
 }
 
+/// Whether `schema` has the keyword anywhere, even where it would be data
+/// (a `default`, an `enum`): a superset of what any reader counts as an
+/// annotation.
+pub fn mentioned(schema: &JsonObject) -> bool {
+    fn anywhere(value: &Value) -> bool {
+        match value {
+            Value::Object(map) => map.contains_key(KEYWORD) || map.values().any(anywhere),
+            Value::Array(items) => items.iter().any(anywhere),
+            _ => false,
+        }
+    }
+    schema.contains_key(KEYWORD) || schema.values().any(anywhere)
+}
+
 /// Each annotated property along `properties` chains, with its path.
 fn collect<'a>(properties: Option<&'a Value>, path: &mut Vec<&'a str>, out: &mut Vec<(Vec<&'a str>, &'a JsonObject)>) {
     let Some(Value::Object(properties)) = properties else {
@@ -117,6 +131,16 @@ fn is_token_char(c: char) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn mentioned_anywhere_even_as_data() {
+        let plain = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert!(!mentioned(plain.as_object().unwrap()));
+        let annotated = json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A"}}});
+        assert!(mentioned(annotated.as_object().unwrap()));
+        let data = json!({"type": "object", "properties": {"a": {"default": [{"x-mcp-header": "not a schema"}]}}});
+        assert!(mentioned(data.as_object().unwrap()));
+    }
 
     fn checked(schema: Value) -> Result<()> {
         check(schema.as_object().unwrap())

@@ -32,6 +32,7 @@ use super::drain;
 use super::scope_check;
 use super::session_owners::SessionOwners;
 use super::sessions::{self, BoundedSessions};
+use super::stateless_call::StatelessCalls;
 use crate::auth::oauth::OAuth;
 use crate::auth::resource_metadata::{self, ResourceMetadata};
 use warden_mcp::{Shared, WardenServer};
@@ -132,6 +133,13 @@ pub async fn serve(
         )),
         admitting: Arc::default(),
         public_readiness_details: options.public_readiness_details,
+        stateless: StatelessCalls::new(
+            shared.clone(),
+            &allowed_hosts(&options),
+            options.max_body_bytes,
+            Some(options.sse_keep_alive),
+            sessions.clone(),
+        ),
     });
     let router = router(shared.clone(), &options, sessions.clone(), gate.clone());
     let auth = gate.authentication.describe();
@@ -171,12 +179,17 @@ pub async fn serve(
 /// How long the last responses get to be written during shutdown.
 const RESPONSE_FLUSH: Duration = Duration::from_millis(250);
 
-fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToken, gate: Arc<Gate>) -> Router {
-    let hosts: Vec<String> = LOOPBACK_HOSTS
+/// The `Host` values accepted: loopback names and `--allowed-host`.
+fn allowed_hosts(options: &HttpOptions) -> Vec<String> {
+    LOOPBACK_HOSTS
         .iter()
         .map(|h| h.to_string())
         .chain(options.allowed_hosts.iter().cloned())
-        .collect();
+        .collect()
+}
+
+fn router(shared: Arc<Shared>, options: &HttpOptions, sessions: CancellationToken, gate: Arc<Gate>) -> Router {
+    let hosts = allowed_hosts(options);
     let origins: Vec<String> = LOOPBACK_ORIGINS
         .iter()
         .map(|o| o.to_string())
@@ -292,6 +305,8 @@ struct Gate {
     /// Requests being admitted, which the drain waits for.
     admitting: Arc<drain::Requests>,
     public_readiness_details: bool,
+    /// The 2026-07-28 calls answered without rmcp's per-request service.
+    stateless: StatelessCalls,
 }
 
 /// Authentication, then the concurrent-request cap. A request's permit is
@@ -342,6 +357,10 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         request.extensions_mut().insert(principal);
         request.headers_mut().remove(header::AUTHORIZATION);
     }
+    let request = match gate.stateless.answer(request).await {
+        Ok(response) => return with_permit(response, permit),
+        Err(request) => request,
+    };
     let ends_session = request.method() == axum::http::Method::DELETE;
     let (response, refused) = sessions::refusing(next.run(request)).await;
     if refused {
@@ -358,6 +377,10 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
     if ends_session && response.status() == StatusCode::ACCEPTED {
         return StatusCode::NO_CONTENT.into_response();
     }
+    with_permit(response, permit)
+}
+
+fn with_permit(response: Response, permit: OwnedSemaphorePermit) -> Response {
     response.map(|body| {
         Body::new(PermitBody {
             inner: body,

@@ -11,6 +11,7 @@ pub mod replica;
 mod scope_check;
 mod session_owners;
 mod sessions;
+mod stateless_call;
 pub mod stdio;
 mod write_deadline;
 
