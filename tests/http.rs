@@ -609,3 +609,294 @@ async fn a_2026_answer_is_one_json_body_unless_notifications_come_first() {
     assert_eq!(last["id"], 3, "{text}");
     assert_eq!(last["result"]["content"][0]["text"], "done", "{text}");
 }
+
+/// One answer, as compared between the two ways Warden serves a 2026-07-28 call: its status,
+/// its media type, and its messages (each SSE event's, or the JSON body), or its text.
+#[derive(Debug, PartialEq)]
+struct Answer {
+    status: u16,
+    kind: String,
+    messages: Vec<Value>,
+    text: Option<String>,
+}
+
+async fn answer_of(response: reqwest::Response) -> Answer {
+    let status = response.status().as_u16();
+    let kind = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let text = response.text().await.unwrap();
+    let messages: Vec<Value> = if kind.starts_with("text/event-stream") {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(|data| serde_json::from_str(data.trim()).unwrap())
+            .collect()
+    } else {
+        serde_json::from_str(&text).into_iter().collect()
+    };
+    let text = messages.is_empty().then_some(text);
+    Answer {
+        status,
+        kind,
+        messages,
+        text,
+    }
+}
+
+/// A request: what it is, its headers beyond the standard ones (`+name` adds
+/// another value, `-name` removes the header), its body.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, String);
+
+/// Hostile and unusual requests on the 2026-07-28 wire. Warden answers an ordinary
+/// `tools/call` itself, without rmcp's per-request service (transport/stateless_call.rs), and
+/// hands everything else to rmcp. Each request is sent twice: as it is, and with an `Accept`
+/// that carries a weight (`;q=1`), which only rmcp's path takes. The answers must be the same:
+/// the fast path refuses exactly what rmcp refuses, and answers what it takes as rmcp would.
+#[tokio::test]
+async fn the_fast_stateless_path_answers_exactly_as_rmcp_does() {
+    let dir = PluginDir::with(&["misbehave"]);
+    let audit = dir.path().join("audit.jsonl");
+    let warden = HttpWarden::start(
+        dir.path(),
+        &["--max-body", "4 KiB", "--audit-log", audit.to_str().unwrap()],
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let meta = meta_2026("raw", json!({}));
+    let call = |name: &str, arguments: Value, meta: Value| {
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": meta}})
+        .to_string()
+    };
+    let with = |key: &str, value: Value| {
+        let mut meta = meta.clone();
+        meta[key] = value;
+        meta
+    };
+    let without = |key: &str| {
+        let mut meta = meta.clone();
+        meta.as_object_mut().unwrap().remove(key);
+        meta
+    };
+    let standard = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ];
+    let echo = call("echo", json!({"text": "hi"}), meta.clone());
+    let cases: Vec<Case> = vec![
+        ("an ordinary call", vec![], echo.clone()),
+        (
+            "arguments against the schema",
+            vec![],
+            call("echo", json!({"text": 5}), meta.clone()),
+        ),
+        (
+            "an unknown tool",
+            vec![("mcp-name", "nope")],
+            call("nope", json!({}), meta.clone()),
+        ),
+        (
+            "a failing tool",
+            vec![("mcp-name", "fail")],
+            call("fail", json!({}), meta.clone()),
+        ),
+        (
+            "progress asked for and sent",
+            vec![("mcp-name", "progress")],
+            call("progress", json!({}), with("progressToken", json!("p"))),
+        ),
+        (
+            "progress asked for, none sent",
+            vec![],
+            call("echo", json!({"text": "hi"}), with("progressToken", json!(7))),
+        ),
+        (
+            "logs asked for and sent",
+            vec![("mcp-name", "log")],
+            call(
+                "log",
+                json!({}),
+                with("io.modelcontextprotocol/logLevel", json!("debug")),
+            ),
+        ),
+        (
+            "logs asked for above what is sent",
+            vec![("mcp-name", "log")],
+            call(
+                "log",
+                json!({}),
+                with("io.modelcontextprotocol/logLevel", json!("error")),
+            ),
+        ),
+        (
+            "Mcp-Name disagrees with the body",
+            vec![("mcp-name", "fail")],
+            echo.clone(),
+        ),
+        (
+            "Mcp-Name in Base64",
+            vec![("mcp-name", "=?base64?ZWNobw==?=")],
+            echo.clone(),
+        ),
+        (
+            "Mcp-Name in broken Base64",
+            vec![("mcp-name", "=?base64?ZWN!!obw==?=")],
+            echo.clone(),
+        ),
+        (
+            "Mcp-Method in capitals",
+            vec![("mcp-method", "TOOLS/CALL")],
+            echo.clone(),
+        ),
+        ("Mcp-Method twice", vec![("+mcp-method", "tools/call")], echo.clone()),
+        ("Mcp-Name twice", vec![("+mcp-name", "echo")], echo.clone()),
+        ("Mcp-Method missing", vec![("-mcp-method", "")], echo.clone()),
+        (
+            "an older version in the header",
+            vec![("mcp-protocol-version", "2025-11-25")],
+            echo.clone(),
+        ),
+        (
+            "a version nobody knows",
+            vec![("mcp-protocol-version", "2099-01-01")],
+            call(
+                "echo",
+                json!({"text": "hi"}),
+                with("io.modelcontextprotocol/protocolVersion", json!("2099-01-01")),
+            ),
+        ),
+        ("no version header", vec![("-mcp-protocol-version", "")], echo.clone()),
+        (
+            "no client info",
+            vec![],
+            call(
+                "echo",
+                json!({"text": "hi"}),
+                without("io.modelcontextprotocol/clientInfo"),
+            ),
+        ),
+        (
+            "client info of the wrong type",
+            vec![],
+            call(
+                "echo",
+                json!({"text": "hi"}),
+                with("io.modelcontextprotocol/clientInfo", json!(5)),
+            ),
+        ),
+        (
+            "an unknown Mcp-Param header",
+            vec![("mcp-param-text", "hi")],
+            echo.clone(),
+        ),
+        ("a foreign Host", vec![("host", "evil.example.com")], echo.clone()),
+        (
+            "a foreign Origin",
+            vec![("origin", "http://evil.example.com")],
+            echo.clone(),
+        ),
+        (
+            "a local Origin",
+            vec![("origin", "http://localhost:3000")],
+            echo.clone(),
+        ),
+        (
+            "a body over the cap",
+            vec![],
+            call("echo", json!({"text": "x".repeat(5000)}), meta.clone()),
+        ),
+        ("not JSON", vec![], "{\"jsonrpc\": \"2.0\", \"id\": 9, ".to_string()),
+        ("a batch", vec![], format!("[{echo}]")),
+        (
+            "a notification",
+            vec![],
+            json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "echo", "_meta": meta}}).to_string(),
+        ),
+        (
+            "another method",
+            vec![("mcp-method", "tools/list"), ("-mcp-name", "")],
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": meta}}).to_string(),
+        ),
+        (
+            "the wrong content type",
+            vec![("content-type", "text/plain")],
+            echo.clone(),
+        ),
+        (
+            "a content type with parameters",
+            vec![("content-type", "application/json; charset=utf-8")],
+            echo.clone(),
+        ),
+        (
+            "tasks declared",
+            vec![("mcp-name", "fail")],
+            call(
+                "fail",
+                json!({}),
+                with(
+                    "io.modelcontextprotocol/clientCapabilities",
+                    json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+                ),
+            ),
+        ),
+    ];
+    let send = async |accept: &str, changes: &[(&str, &str)], body: &str| {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("content-type", "application/json".parse().unwrap());
+        headers.insert("accept", accept.parse().unwrap());
+        for (name, value) in standard {
+            headers.insert(name, value.parse().unwrap());
+        }
+        for (name, value) in changes {
+            if let Some(name) = name.strip_prefix('+') {
+                headers.append(
+                    reqwest::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                    value.parse().unwrap(),
+                );
+            } else if let Some(name) = name.strip_prefix('-') {
+                headers.remove(name);
+            } else {
+                headers.insert(
+                    reqwest::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                    value.parse().unwrap(),
+                );
+            }
+        }
+        let response = http
+            .post(&warden.url)
+            .headers(headers)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        answer_of(response).await
+    };
+    const FAST: &str = "application/json, text/event-stream";
+    const RMCP: &str = "application/json;q=1, text/event-stream";
+    for (what, changes, body) in &cases {
+        let fast = send(FAST, changes, body).await;
+        let rmcp = send(RMCP, changes, body).await;
+        assert_eq!(fast, rmcp, "{what}");
+    }
+    // A few answers, to be sure the comparison compared something.
+    let status_of = async |what: &str| {
+        let (_, changes, body) = cases.iter().find(|(w, ..)| *w == what).unwrap();
+        send(FAST, changes, body).await
+    };
+    let ordinary = status_of("an ordinary call").await;
+    assert_eq!((ordinary.status, ordinary.kind.as_str()), (200, "application/json"));
+    assert_eq!(ordinary.messages[0]["result"]["content"][0]["text"], "hi");
+    let progress = status_of("progress asked for and sent").await;
+    assert!(progress.kind.starts_with("text/event-stream"), "{progress:?}");
+    assert_eq!(progress.messages.len(), 4, "{progress:?}");
+    assert_eq!(status_of("Mcp-Name disagrees with the body").await.status, 400);
+    assert_eq!(status_of("a foreign Host").await.status, 403);
+    assert_eq!(status_of("a foreign Origin").await.status, 403);
+    assert_eq!(status_of("a body over the cap").await.status, 413);
+    // Each call that ran was audited once, by whichever path ran it.
+    let ran = std::fs::read_to_string(&audit).unwrap().lines().count();
+    assert!(ran >= 2 * 8, "{ran} audit records");
+}

@@ -137,7 +137,7 @@ pub async fn serve(
             shared.clone(),
             &allowed_hosts(&options),
             options.max_body_bytes,
-            Some(options.sse_keep_alive),
+            options.sse_keep_alive,
             sessions.clone(),
         ),
     });

@@ -66,7 +66,7 @@ pub(crate) struct StatelessCalls {
     hosts: Vec<(String, Option<u16>)>,
     max_body_bytes: usize,
     /// How often an SSE answer carries a comment while nothing else comes.
-    keep_alive: Option<Duration>,
+    keep_alive: Duration,
     /// Cancelled when the server's sessions end (shutdown): SSE answers end.
     shutdown: CancellationToken,
 }
@@ -76,7 +76,7 @@ impl StatelessCalls {
         shared: Arc<Shared>,
         allowed_hosts: &[String],
         max_body_bytes: usize,
-        keep_alive: Option<Duration>,
+        keep_alive: Duration,
         shutdown: CancellationToken,
     ) -> Self {
         let server = WardenServer::new(shared.clone());
@@ -169,9 +169,7 @@ impl StatelessCalls {
             queued,
             notifications,
             running,
-            keep_alive: self
-                .keep_alive
-                .map(|every| (every, Box::pin(tokio::time::sleep(every)))),
+            keep_alive: (self.keep_alive, Box::pin(tokio::time::sleep(self.keep_alive))),
             shutdown: Box::pin(self.shutdown.clone().cancelled_owned()),
         };
         let mut response = Response::new(Body::new(body));
@@ -296,7 +294,8 @@ fn answer_message(handled: Result<ServerResult, rmcp::ErrorData>, id: RequestId)
     }
 }
 
-/// One SSE event carrying `message`.
+/// One SSE event carrying `message` (which always serialises: it was made
+/// from Rust values, not parsed).
 fn event(message: &ServerJsonRpcMessage) -> Bytes {
     let json = serde_json::to_string(message).unwrap_or_default();
     Bytes::from(format!("data: {json}\n\n"))
@@ -308,7 +307,7 @@ struct StreamedCall {
     notifications: mpsc::Receiver<ServerNotification>,
     /// The call while it runs, and its request's id for the answer.
     running: Option<(FinishOnDrop, RequestId)>,
-    keep_alive: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
+    keep_alive: (Duration, Pin<Box<tokio::time::Sleep>>),
     shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
 }
 
@@ -344,17 +343,15 @@ impl http_body::Body for StreamedCall {
             }
         }
         if let Some(next) = this.queued.pop_front() {
-            if let Some((every, timer)) = this.keep_alive.as_mut() {
-                timer.as_mut().reset(tokio::time::Instant::now() + *every);
-            }
+            let (every, timer) = &mut this.keep_alive;
+            timer.as_mut().reset(tokio::time::Instant::now() + *every);
             return Poll::Ready(Some(Ok(Frame::data(next))));
         }
         if this.running.is_none() || this.shutdown.as_mut().poll(cx).is_ready() {
             return Poll::Ready(None);
         }
-        if let Some((every, timer)) = this.keep_alive.as_mut()
-            && timer.as_mut().poll(cx).is_ready()
-        {
+        let (every, timer) = &mut this.keep_alive;
+        if timer.as_mut().poll(cx).is_ready() {
             timer.as_mut().reset(tokio::time::Instant::now() + *every);
             return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b":\n\n")))));
         }
@@ -420,9 +417,12 @@ impl Drop for FinishOnDrop {
     fn drop(&mut self) {
         if let Some(handler) = self.handler.take() {
             self.cancel.cancel();
-            tokio::spawn(async move {
-                let _ = handler.await;
-            });
+            // Outside a runtime (it is shutting down) the call just ends.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let _ = handler.await;
+                });
+            }
         }
     }
 }
