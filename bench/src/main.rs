@@ -317,14 +317,18 @@ impl HttpServer {
     }
 }
 
-/// `concurrency` clients calling as fast as they can for `duration`.
+/// How many turns each server takes at each HTTP load.
+const HTTP_ROUNDS: usize = 3;
+
+/// `concurrency` clients calling as fast as they can for `duration`: each
+/// call's latency, and the seconds they took.
 async fn http_load(
     url: &str,
     tool: Tool,
     concurrency: usize,
     duration: Duration,
     hashes: &ExpectedHashes,
-) -> Result<(Summary, f64)> {
+) -> Result<(Vec<Duration>, f64)> {
     let mut clients = Vec::with_capacity(concurrency);
     for _ in 0..concurrency {
         let client = connect_http(url).await?;
@@ -354,9 +358,7 @@ async fn http_load(
     while let Some(joined) = workers.join_next().await {
         samples.extend(joined??);
     }
-    let elapsed = started.elapsed().as_secs_f64();
-    let throughput = samples.len() as f64 / elapsed;
-    Ok((Summary::of(samples), throughput))
+    Ok((samples, started.elapsed().as_secs_f64()))
 }
 
 /// Peak and current resident memory of a process, in bytes.
@@ -517,17 +519,49 @@ async fn main() -> Result<()> {
     }
 
     // 2. HTTP throughput and latency at several concurrencies; memory under load.
+    // Both servers run at once and take turns, in rounds whose order
+    // alternates: a shared machine's speed drifts over a run, and one side
+    // measured wholly before the other would carry the drift in its ratio.
     if runs("http") {
         let duration = Duration::from_secs(if quick { 1 } else { 3 });
-        for side in [Side::Native, Side::Warden] {
-            let server = HttpServer::start(fixture.command(side, &[])).await?;
-            for tool in [Tool::Echo, Tool::Hash] {
-                for concurrency in [1, 8, 32] {
-                    eprintln!("http {} {} c={concurrency}", side.name(), tool.name());
-                    let (summary, throughput) = http_load(&server.url, tool, concurrency, duration, &hashes).await?;
-                    report.http(tool.name(), concurrency, side.name(), summary, throughput);
+        let sides = [Side::Native, Side::Warden];
+        let mut servers = Vec::new();
+        for side in sides {
+            servers.push(HttpServer::start(fixture.command(side, &[])).await?);
+        }
+        for tool in [Tool::Echo, Tool::Hash] {
+            for concurrency in [1, 8, 32] {
+                let mut measured = [(Vec::new(), 0.0), (Vec::new(), 0.0)];
+                for round in 0..HTTP_ROUNDS {
+                    let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+                    for index in order {
+                        let side = sides[index];
+                        eprintln!(
+                            "http {} {} c={concurrency} round {}",
+                            side.name(),
+                            tool.name(),
+                            round + 1
+                        );
+                        let url = &servers[index].url;
+                        let (samples, seconds) =
+                            http_load(url, tool, concurrency, duration / HTTP_ROUNDS as u32, &hashes).await?;
+                        measured[index].0.extend(samples);
+                        measured[index].1 += seconds;
+                    }
+                }
+                for (index, (samples, seconds)) in measured.into_iter().enumerate() {
+                    let throughput = samples.len() as f64 / seconds;
+                    report.http(
+                        tool.name(),
+                        concurrency,
+                        sides[index].name(),
+                        Summary::of(samples),
+                        throughput,
+                    );
                 }
             }
+        }
+        for (side, server) in sides.into_iter().zip(&servers) {
             let (peak, _) = memory(server.pid())?;
             report.memory(
                 "peak RSS, after the HTTP runs (concurrency up to 32)",
