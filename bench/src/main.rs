@@ -32,7 +32,7 @@ mod report;
 mod soak;
 mod stats;
 
-use report::Report;
+use report::{HttpFigures, Report};
 use stats::Summary;
 
 type Client = RunningService<RoleClient, ()>;
@@ -320,15 +320,26 @@ impl HttpServer {
 /// How many turns each server takes at each HTTP load.
 const HTTP_ROUNDS: usize = 3;
 
-/// `concurrency` clients calling as fast as they can for `duration`: each
-/// call's latency, and the seconds they took.
+/// What one HTTP load measured.
+#[derive(Default)]
+struct HttpLoad {
+    /// Each call's latency.
+    samples: Vec<Duration>,
+    /// How long the calls took.
+    seconds: f64,
+    /// The CPU time the server spent meanwhile (user + system).
+    server_cpu: Duration,
+}
+
+/// `concurrency` clients calling `server` as fast as they can for `duration`.
 async fn http_load(
-    url: &str,
+    server: &HttpServer,
     tool: Tool,
     concurrency: usize,
     duration: Duration,
     hashes: &ExpectedHashes,
-) -> Result<(Vec<Duration>, f64)> {
+) -> Result<HttpLoad> {
+    let url = &server.url;
     let mut clients = Vec::with_capacity(concurrency);
     for _ in 0..concurrency {
         let client = connect_http(url).await?;
@@ -336,6 +347,7 @@ async fn http_load(
         checked_call(&client, tool, 0, hashes).await?;
         clients.push(client);
     }
+    let cpu_before = cpu_time(server.pid())?;
     let started = Instant::now();
     let deadline = started + duration;
     let mut workers = tokio::task::JoinSet::new();
@@ -358,7 +370,31 @@ async fn http_load(
     while let Some(joined) = workers.join_next().await {
         samples.extend(joined??);
     }
-    Ok((samples, started.elapsed().as_secs_f64()))
+    let seconds = started.elapsed().as_secs_f64();
+    let server_cpu = cpu_time(server.pid())?.saturating_sub(cpu_before);
+    Ok(HttpLoad {
+        samples,
+        seconds,
+        server_cpu,
+    })
+}
+
+/// The CPU time a process has spent so far, user and system, all its
+/// threads (ended ones included), from `/proc/PID/stat`: in clock ticks,
+/// which Linux reports at 100 per second whatever the kernel's own rate.
+fn cpu_time(pid: u32) -> Result<Duration> {
+    const TICKS_PER_SECOND: u64 = 100;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The fields after the command name, which is in parentheses and may
+    // hold anything: utime and stime are the 12th and 13th of them.
+    let fields: Vec<&str> = stat
+        .rsplit_once(") ")
+        .context("malformed /proc/PID/stat")?
+        .1
+        .split_whitespace()
+        .collect();
+    let tick = |i: usize| -> Result<u64> { Ok(fields.get(i).context("short /proc/PID/stat")?.parse()?) };
+    Ok(Duration::from_millis((tick(11)? + tick(12)?) * 1000 / TICKS_PER_SECOND))
 }
 
 /// Peak and current resident memory of a process, in bytes.
@@ -531,7 +567,7 @@ async fn main() -> Result<()> {
         }
         for tool in [Tool::Echo, Tool::Hash] {
             for concurrency in [1, 8, 32] {
-                let mut measured = [(Vec::new(), 0.0), (Vec::new(), 0.0)];
+                let mut measured = [HttpLoad::default(), HttpLoad::default()];
                 for round in 0..HTTP_ROUNDS {
                     let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
                     for index in order {
@@ -542,21 +578,31 @@ async fn main() -> Result<()> {
                             tool.name(),
                             round + 1
                         );
-                        let url = &servers[index].url;
-                        let (samples, seconds) =
-                            http_load(url, tool, concurrency, duration / HTTP_ROUNDS as u32, &hashes).await?;
-                        measured[index].0.extend(samples);
-                        measured[index].1 += seconds;
+                        let load = http_load(
+                            &servers[index],
+                            tool,
+                            concurrency,
+                            duration / HTTP_ROUNDS as u32,
+                            &hashes,
+                        )
+                        .await?;
+                        let total = &mut measured[index];
+                        total.samples.extend(load.samples);
+                        total.seconds += load.seconds;
+                        total.server_cpu += load.server_cpu;
                     }
                 }
-                for (index, (samples, seconds)) in measured.into_iter().enumerate() {
-                    let throughput = samples.len() as f64 / seconds;
+                for (index, load) in measured.into_iter().enumerate() {
+                    let calls = load.samples.len();
                     report.http(
                         tool.name(),
                         concurrency,
                         sides[index].name(),
-                        Summary::of(samples),
-                        throughput,
+                        HttpFigures {
+                            throughput: calls as f64 / load.seconds,
+                            server_cpu_per_call: load.server_cpu / calls.max(1) as u32,
+                            latency: Summary::of(load.samples),
+                        },
                     );
                 }
             }

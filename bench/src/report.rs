@@ -35,6 +35,17 @@ const SOAK_RSS_GROWTH: f64 = 0.10;
 /// Soak: open file descriptors at the end at most this many above after warm-up.
 const SOAK_FD_GROWTH: usize = 4;
 
+/// What one server did at one HTTP load.
+pub struct HttpFigures {
+    pub throughput: f64,
+    /// The server's CPU time (user + system, all threads) over the calls
+    /// it answered: unlike throughput at concurrency 1, which waits on the
+    /// client and the scheduler of a shared machine, this moves little
+    /// from run to run.
+    pub server_cpu_per_call: Duration,
+    pub latency: Summary,
+}
+
 #[derive(Default)]
 pub struct Report {
     quick: bool,
@@ -42,7 +53,7 @@ pub struct Report {
     /// (tool, side) → latency
     stdio: BTreeMap<(String, String), Summary>,
     /// (tool, concurrency, side) → (latency, calls per second)
-    http: BTreeMap<(String, usize, String), (Summary, f64)>,
+    http: BTreeMap<(String, usize, String), HttpFigures>,
     /// (what, side) → bytes
     memory: Vec<(String, String, u64)>,
     /// plugins → Warden's resident bytes, idle after a warm start
@@ -91,9 +102,8 @@ impl Report {
         self.stdio.insert((tool.into(), side.into()), summary);
     }
 
-    pub fn http(&mut self, tool: &str, concurrency: usize, side: &str, summary: Summary, throughput: f64) {
-        self.http
-            .insert((tool.into(), concurrency, side.into()), (summary, throughput));
+    pub fn http(&mut self, tool: &str, concurrency: usize, side: &str, figures: HttpFigures) {
+        self.http.insert((tool.into(), concurrency, side.into()), figures);
     }
 
     pub fn memory(&mut self, what: &str, side: &str, bytes: u64) {
@@ -167,9 +177,9 @@ impl Report {
     }
 
     fn http_ratio(&self, tool: &str, concurrency: usize) -> Option<f64> {
-        let (_, native) = self.http.get(&(tool.into(), concurrency, "native".into()))?;
-        let (_, warden) = self.http.get(&(tool.into(), concurrency, "warden".into()))?;
-        Some(warden / native)
+        let native = self.http.get(&(tool.into(), concurrency, "native".into()))?;
+        let warden = self.http.get(&(tool.into(), concurrency, "warden".into()))?;
+        Some(warden.throughput / native.throughput)
     }
 
     /// Each target: what it is, the measured figure, and whether it is met.
@@ -315,12 +325,12 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "| tool | concurrency | native calls/s | Warden calls/s | Warden/native | native p50 / p99 | Warden p50 / p99 | Warden calls |"
+            "| tool | concurrency | native calls/s | Warden calls/s | Warden/native | native p50 / p99 | Warden p50 / p99 | server CPU per call, native / Warden | Warden calls |"
         );
-        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
         for tool in ["echo", "hash"] {
             for concurrency in [1, 8, 32] {
-                let (Some((native, native_tput)), Some((warden, warden_tput))) = (
+                let (Some(native), Some(warden)) = (
                     self.http.get(&(tool.into(), concurrency, "native".into())),
                     self.http.get(&(tool.into(), concurrency, "warden".into())),
                 ) else {
@@ -328,13 +338,17 @@ impl Report {
                 };
                 let _ = writeln!(
                     out,
-                    "| `{tool}` | {concurrency} | {native_tput:.0} | {warden_tput:.0} | {:.2}× | {} / {} | {} / {} | {} |",
-                    warden_tput / native_tput,
-                    human(native.p50),
-                    human(native.p99),
-                    human(warden.p50),
-                    human(warden.p99),
-                    warden.count
+                    "| `{tool}` | {concurrency} | {:.0} | {:.0} | {:.2}× | {} / {} | {} / {} | {} / {} | {} |",
+                    native.throughput,
+                    warden.throughput,
+                    warden.throughput / native.throughput,
+                    human(native.latency.p50),
+                    human(native.latency.p99),
+                    human(warden.latency.p50),
+                    human(warden.latency.p99),
+                    human(native.server_cpu_per_call),
+                    human(warden.server_cpu_per_call),
+                    warden.latency.count
                 );
             }
         }
@@ -526,13 +540,14 @@ impl Report {
         let http: Vec<Value> = self
             .http
             .iter()
-            .map(|((tool, concurrency, side), (s, throughput))| {
+            .map(|((tool, concurrency, side), figures)| {
                 json!({
                     "tool": tool,
                     "concurrency": concurrency,
                     "side": side,
-                    "calls_per_second": (throughput * 10.0).round() / 10.0,
-                    "latency": s.to_json(),
+                    "calls_per_second": (figures.throughput * 10.0).round() / 10.0,
+                    "server_cpu_per_call_us": figures.server_cpu_per_call.as_micros() as u64,
+                    "latency": figures.latency.to_json(),
                 })
             })
             .collect();
