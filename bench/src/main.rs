@@ -28,10 +28,12 @@ use serde_json::{Value, json};
 mod devloop;
 mod large;
 mod memory;
+mod process;
 mod report;
 mod soak;
 mod stats;
 
+use process::{cpu_time, memory};
 use report::{HttpFigures, Report};
 use stats::Summary;
 
@@ -377,42 +379,6 @@ async fn http_load(
         seconds,
         server_cpu,
     })
-}
-
-/// The CPU time a process has spent so far, user and system, all its
-/// threads (ended ones included), from `/proc/PID/stat`: in clock ticks,
-/// which Linux reports at 100 per second whatever the kernel's own rate.
-fn cpu_time(pid: u32) -> Result<Duration> {
-    const TICKS_PER_SECOND: u64 = 100;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The fields after the command name, which is in parentheses and may
-    // hold anything: utime and stime are the 12th and 13th of them.
-    let fields: Vec<&str> = stat
-        .rsplit_once(") ")
-        .context("malformed /proc/PID/stat")?
-        .1
-        .split_whitespace()
-        .collect();
-    let tick = |i: usize| -> Result<u64> { Ok(fields.get(i).context("short /proc/PID/stat")?.parse()?) };
-    Ok(Duration::from_millis((tick(11)? + tick(12)?) * 1000 / TICKS_PER_SECOND))
-}
-
-/// Peak and current resident memory of a process, in bytes.
-fn memory(pid: u32) -> Result<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let field = |name: &str| -> Result<u64> {
-        let line = status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .with_context(|| format!("no {name} in /proc/{pid}/status"))?;
-        let kib: u64 = line
-            .split_whitespace()
-            .nth(1)
-            .context("malformed status line")?
-            .parse()?;
-        Ok(kib * 1024)
-    };
-    Ok((field("VmHWM:")?, field("VmRSS:")?))
 }
 
 /// A folder of `count` copies of the `prefixed` plugin, each with its own

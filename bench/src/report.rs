@@ -38,10 +38,8 @@ const SOAK_FD_GROWTH: usize = 4;
 /// What one server did at one HTTP load.
 pub struct HttpFigures {
     pub throughput: f64,
-    /// The server's CPU time (user + system, all threads) over the calls
-    /// it answered: unlike throughput at concurrency 1, which waits on the
-    /// client and the scheduler of a shared machine, this moves little
-    /// from run to run.
+    /// The server's CPU time over the calls it answered: steadier run to
+    /// run than throughput at concurrency 1, which also waits on the client.
     pub server_cpu_per_call: Duration,
     pub latency: Summary,
 }
