@@ -26,6 +26,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Value, json};
 
 mod devloop;
+mod figures;
 mod large;
 mod memory;
 mod process;
@@ -33,8 +34,9 @@ mod report;
 mod soak;
 mod stats;
 
+use figures::{HttpFigures, StdioFigures};
 use process::{cpu_time, memory};
-use report::{HttpFigures, Report};
+use report::Report;
 use stats::Summary;
 
 type Client = RunningService<RoleClient, ()>;
@@ -245,26 +247,32 @@ impl ExpectedHashes {
     }
 }
 
-/// Sequential round trips over stdio.
+/// Sequential round trips over stdio, and the server's CPU time over them.
 async fn stdio_latency(
     fixture: &Fixture,
     side: Side,
     tool: Tool,
     calls: usize,
     hashes: &ExpectedHashes,
-) -> Result<Summary> {
-    let (client, _) = connect_stdio(fixture.command(side, &[])).await?;
-    let warmup = (calls / 10).max(20);
+) -> Result<StdioFigures> {
+    let (client, pid) = connect_stdio(fixture.command(side, &[])).await?;
+    let warmup = (calls / 10).max(20) as u64;
+    for i in 0..warmup {
+        checked_call(&client, tool, i, hashes).await?;
+    }
+    let cpu_before = cpu_time(pid)?;
     let mut samples = Vec::with_capacity(calls);
-    for i in 0..(warmup + calls) as u64 {
+    for i in warmup..warmup + calls as u64 {
         let started = Instant::now();
         checked_call(&client, tool, i, hashes).await?;
-        if i >= warmup as u64 {
-            samples.push(started.elapsed());
-        }
+        samples.push(started.elapsed());
     }
+    let server_cpu = cpu_time(pid)?.saturating_sub(cpu_before);
     client.cancel().await.ok();
-    Ok(Summary::of(samples))
+    Ok(StdioFigures {
+        latency: Summary::of(samples),
+        server_cpu_per_call: server_cpu / calls as u32,
+    })
 }
 
 /// A server listening on HTTP, started by the bench.
@@ -510,12 +518,12 @@ async fn main() -> Result<()> {
     if runs("stdio") {
         for (tool, calls) in [
             (Tool::Echo, if quick { 200 } else { 2000 }),
-            (Tool::Hash, if quick { 50 } else { 300 }),
+            (Tool::Hash, if quick { 50 } else { 500 }),
         ] {
             for side in [Side::Native, Side::NativePipes, Side::Warden] {
                 eprintln!("stdio {} {} × {calls}", side.name(), tool.name());
-                let summary = stdio_latency(&fixture, side, tool, calls, &hashes).await?;
-                report.stdio(tool.name(), side.name(), summary);
+                let figures = stdio_latency(&fixture, side, tool, calls, &hashes).await?;
+                report.stdio(tool.name(), side.name(), figures);
             }
         }
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::figures::{HttpFigures, StdioFigures};
 use crate::large::TrivialCall;
 use crate::stats::{Summary, human};
 use crate::{devloop, soak};
@@ -35,21 +36,12 @@ const SOAK_RSS_GROWTH: f64 = 0.10;
 /// Soak: open file descriptors at the end at most this many above after warm-up.
 const SOAK_FD_GROWTH: usize = 4;
 
-/// What one server did at one HTTP load.
-pub struct HttpFigures {
-    pub throughput: f64,
-    /// The server's CPU time over the calls it answered: steadier run to
-    /// run than throughput at concurrency 1, which also waits on the client.
-    pub server_cpu_per_call: Duration,
-    pub latency: Summary,
-}
-
 #[derive(Default)]
 pub struct Report {
     quick: bool,
     elapsed: Duration,
-    /// (tool, side) → latency
-    stdio: BTreeMap<(String, String), Summary>,
+    /// (tool, side) → latency and CPU
+    stdio: BTreeMap<(String, String), StdioFigures>,
     /// (tool, concurrency, side) → (latency, calls per second)
     http: BTreeMap<(String, usize, String), HttpFigures>,
     /// (what, side) → bytes
@@ -96,8 +88,8 @@ impl Report {
         }
     }
 
-    pub fn stdio(&mut self, tool: &str, side: &str, summary: Summary) {
-        self.stdio.insert((tool.into(), side.into()), summary);
+    pub fn stdio(&mut self, tool: &str, side: &str, figures: StdioFigures) {
+        self.stdio.insert((tool.into(), side.into()), figures);
     }
 
     pub fn http(&mut self, tool: &str, concurrency: usize, side: &str, figures: HttpFigures) {
@@ -168,10 +160,10 @@ impl Report {
         let native = ["native", "native-pipes"]
             .iter()
             .filter_map(|side| self.stdio.get(&(tool.into(), (*side).into())))
-            .map(|s| s.p50)
+            .map(|s| s.latency.p50)
             .min()?;
         let warden = self.stdio.get(&(tool.into(), "warden".into()))?;
-        Some(ratio(warden.p50, native))
+        Some(ratio(warden.latency.p50, native))
     }
 
     fn http_ratio(&self, tool: &str, concurrency: usize) -> Option<f64> {
@@ -294,26 +286,30 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "| tool | native (rmcp stdio) p50 / p99 | native (pipes) p50 / p99 | Warden p50 / p99 | calls each | Warden/native | Warden/native (pipes) |"
+            "| tool | native (rmcp stdio) p50 / p99 | native (pipes) p50 / p99 | Warden p50 / p99 | calls each | Warden/native | Warden/native (pipes) | server CPU per call, native / pipes / Warden |"
         );
-        let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
         for tool in ["echo", "hash"] {
             let get = |side: &str| self.stdio.get(&(tool.into(), side.into()));
             let (Some(native), Some(pipes), Some(warden)) = (get("native"), get("native-pipes"), get("warden")) else {
                 continue;
             };
+            let (n, p, w) = (&native.latency, &pipes.latency, &warden.latency);
             let _ = writeln!(
                 out,
-                "| `{tool}` | {} / {} | {} / {} | {} / {} | {} | {:.2}× | {:.2}× |",
-                human(native.p50),
-                human(native.p99),
-                human(pipes.p50),
-                human(pipes.p99),
-                human(warden.p50),
-                human(warden.p99),
-                warden.count,
-                ratio(warden.p50, native.p50),
-                ratio(warden.p50, pipes.p50)
+                "| `{tool}` | {} / {} | {} / {} | {} / {} | {} | {:.2}× | {:.2}× | {} / {} / {} |",
+                human(n.p50),
+                human(n.p99),
+                human(p.p50),
+                human(p.p99),
+                human(w.p50),
+                human(w.p99),
+                w.count,
+                ratio(w.p50, n.p50),
+                ratio(w.p50, p.p50),
+                human(native.server_cpu_per_call),
+                human(pipes.server_cpu_per_call),
+                human(warden.server_cpu_per_call)
             );
         }
 
@@ -533,7 +529,10 @@ impl Report {
         let stdio: Vec<Value> = self
             .stdio
             .iter()
-            .map(|((tool, side), s)| json!({ "tool": tool, "side": side, "latency": s.to_json() }))
+            .map(|((tool, side), f)| {
+                let cpu_us = f.server_cpu_per_call.as_micros() as u64;
+                json!({ "tool": tool, "side": side, "server_cpu_per_call_us": cpu_us, "latency": f.latency.to_json() })
+            })
             .collect();
         let http: Vec<Value> = self
             .http
