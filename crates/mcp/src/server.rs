@@ -114,9 +114,12 @@ impl WardenServer {
         // The call's sender goes with `call` into the sandbox: once the body
         // ends, the sandbox is gone and the forwarder has sent everything.
         // Progress and log messages come before the response, never after it.
-        let run = body(call, started).instrument(span);
+        // Boxed: the call's state (its store, the guest's future) is several
+        // KiB, and rmcp moves a request's future by value — into its task and
+        // between the task's stages, ten copies a call.
+        let run = Box::pin(body(call, started).instrument(span));
         let ended = match forwarder {
-            Some(forwarder) => tokio::join!(run, forwarder).0,
+            Some(forwarder) => tokio::join!(run, Box::pin(forwarder)).0,
             None => run.await,
         };
         invocation.record(ended.outcome, ended.facts());
