@@ -19,10 +19,8 @@ fn pool_component(instances: u32, memories: u32, tables: u32, big_table: u64) ->
 /// As `pool_component`, the one-element tables defined `per_module` to a module.
 fn pool_component_with(instances: u32, memories: u32, tables: u32, big_table: u64, per_module: u32) -> Vec<u8> {
     use wasm_encoder::{
-        Alias, CanonicalFunctionSection, CodeSection, Component, ComponentExportKind, ComponentExportSection,
-        ComponentTypeSection, ComponentValType, ExportKind, ExportSection, Function, FunctionSection, InstanceSection,
-        Instruction, MemorySection, MemoryType, Module, ModuleSection, PrimitiveValType, RefType, TableSection,
-        TableType, TypeSection, ValType,
+        CodeSection, Component, ExportKind, ExportSection, Function, FunctionSection, InstanceSection, Instruction,
+        MemorySection, MemoryType, Module, ModuleSection, RefType, TableSection, TableType, TypeSection, ValType,
     };
     let mut main = Module::new();
     let mut types = TypeSection::new();
@@ -85,25 +83,7 @@ fn pool_component_with(instances: u32, memories: u32, tables: u32, big_table: u6
         instantiated.instantiate(4, none());
     }
     component.section(&instantiated);
-    let mut signature = ComponentTypeSection::new();
-    signature
-        .function()
-        .params(Vec::<(&str, ComponentValType)>::new())
-        .result(Some(ComponentValType::Primitive(PrimitiveValType::U8)));
-    component.section(&signature);
-    let mut aliases = wasm_encoder::ComponentAliasSection::new();
-    aliases.alias(Alias::CoreInstanceExport {
-        instance: 0,
-        kind: ExportKind::Func,
-        name: "ok",
-    });
-    component.section(&aliases);
-    let mut canon = CanonicalFunctionSection::new();
-    canon.lift(0, 0, []);
-    component.section(&canon);
-    let mut export = ComponentExportSection::new();
-    export.export("ok", ComponentExportKind::Func, 0, None);
-    component.section(&export);
+    support::components::export_ok(&mut component);
     component.finish()
 }
 

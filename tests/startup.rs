@@ -17,9 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 /// as a large JavaScript or Python component does.
 fn slow_to_compile(filler: u32, size: u32) -> Vec<u8> {
     use wasm_encoder::{
-        Alias, CanonicalFunctionSection, CodeSection, Component, ComponentExportKind, ComponentExportSection,
-        ComponentTypeSection, ComponentValType, ExportKind, ExportSection, Function, FunctionSection, InstanceSection,
-        Instruction, Module, ModuleSection, PrimitiveValType, TypeSection, ValType,
+        CodeSection, ExportKind, ExportSection, Function, FunctionSection, Instruction, Module, TypeSection, ValType,
     };
     let mut module = Module::new();
     let mut types = TypeSection::new();
@@ -53,31 +51,7 @@ fn slow_to_compile(filler: u32, size: u32) -> Vec<u8> {
     }
     module.section(&code);
 
-    let mut component = Component::new();
-    component.section(&ModuleSection(&module));
-    let mut instances = InstanceSection::new();
-    instances.instantiate(0, Vec::<(&str, wasm_encoder::ModuleArg)>::new());
-    component.section(&instances);
-    let mut signature = ComponentTypeSection::new();
-    signature
-        .function()
-        .params(Vec::<(&str, ComponentValType)>::new())
-        .result(Some(ComponentValType::Primitive(PrimitiveValType::U8)));
-    component.section(&signature);
-    let mut aliases = wasm_encoder::ComponentAliasSection::new();
-    aliases.alias(Alias::CoreInstanceExport {
-        instance: 0,
-        kind: ExportKind::Func,
-        name: "ok",
-    });
-    component.section(&aliases);
-    let mut canon = CanonicalFunctionSection::new();
-    canon.lift(0, 0, []);
-    component.section(&canon);
-    let mut export = ComponentExportSection::new();
-    export.export("ok", ComponentExportKind::Func, 0, None);
-    component.section(&export);
-    component.finish()
+    support::components::exporting_ok(&module)
 }
 
 async fn read(stdout: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> Value {

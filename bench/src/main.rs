@@ -491,6 +491,13 @@ async fn breakdown(fixture: &Fixture, tool: Tool, calls: usize, hashes: &Expecte
     for key in ["validate_us", "setup_us", "instantiate_us", "guest_us", "convert_us"] {
         parts.insert(key.trim_end_matches("_us").to_string(), part(key)?.to_json());
     }
+    // Calls that found a sandbox instantiated ahead of them (`spare.rs`):
+    // how long that took, off their path.
+    let ahead: Vec<Duration> = records
+        .iter()
+        .filter_map(|r| r["timing"]["instantiated_ahead_us"].as_u64().map(Duration::from_micros))
+        .collect();
+    parts.insert("instantiated_ahead".into(), Summary::of_any(ahead).to_json());
     parts.insert("round_trip".into(), Summary::of(round_trips).to_json());
     Ok(Value::Object(parts))
 }

@@ -416,9 +416,9 @@ impl Report {
         let _ = writeln!(out, "\n### Inside a Warden call (p50, from its audit log)\n");
         let _ = writeln!(
             out,
-            "| tool | validate args | store + sandbox | instantiate | guest | convert result | round trip at the client | the rest (transport, JSON) |"
+            "| tool | validate args | store + sandbox | instantiate | guest | convert result | round trip at the client | the rest (transport, JSON) | calls served by a sandbox instantiated ahead (that instantiation) |"
         );
-        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
         for (tool, parts) in &self.breakdown {
             let p50 = |key: &str| parts[key]["p50_us"].as_f64().unwrap_or_default();
             let inside: f64 = ["validate", "setup", "instantiate", "guest", "convert"]
@@ -427,41 +427,22 @@ impl Report {
                 .sum();
             let _ = writeln!(
                 out,
-                "| `{tool}` | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | ≈ {:.0} µs |",
+                "| `{tool}` | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | ≈ {:.0} µs | {} of {} ({:.0} µs) |",
                 p50("validate"),
                 p50("setup"),
                 p50("instantiate"),
                 p50("guest"),
                 p50("convert"),
                 p50("round_trip"),
-                (p50("round_trip") - inside).max(0.0)
+                (p50("round_trip") - inside).max(0.0),
+                parts["instantiated_ahead"]["count"],
+                parts["round_trip"]["count"],
+                p50("instantiated_ahead"),
             );
         }
 
         if !self.trivial_calls.is_empty() {
-            let _ = writeln!(
-                out,
-                "\n### A trivial call in a fresh instance of a large component (p50 / p99, from the audit log)\n"
-            );
-            let _ = writeln!(
-                out,
-                "| component | tool | store + sandbox | instantiate | guest | the three | calls |"
-            );
-            let _ = writeln!(out, "|---|---|---|---|---|---|---|");
-            for call in &self.trivial_calls {
-                let both = |s: &Summary| format!("{} / {}", human(s.p50), human(s.p99));
-                let _ = writeln!(
-                    out,
-                    "| {} | `{}` | {} | {} | {} | {} | {} |",
-                    call.label,
-                    call.tool,
-                    both(&call.setup),
-                    both(&call.instantiate),
-                    both(&call.guest),
-                    both(&call.sandbox),
-                    call.sandbox.count
-                );
-            }
+            out += &TrivialCall::table(&self.trivial_calls);
         }
 
         if let Some(soak) = &self.soak {

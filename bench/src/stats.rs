@@ -23,6 +23,18 @@ impl Summary {
         }
     }
 
+    /// As `of`, with zeros (and a count of 0) for no samples.
+    pub fn of_any(samples: Vec<Duration>) -> Self {
+        match samples.is_empty() {
+            true => Self {
+                p50: Duration::ZERO,
+                p99: Duration::ZERO,
+                count: 0,
+            },
+            false => Self::of(samples),
+        }
+    }
+
     pub fn to_json(self) -> Value {
         json!({
             "p50_us": micros(self.p50),

@@ -22,6 +22,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::Value;
 
 pub mod attacks;
+pub mod components;
 pub mod http;
 pub mod namespaces;
 pub mod oauth;

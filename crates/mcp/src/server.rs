@@ -92,6 +92,7 @@ impl WardenServer {
             // Set per round, from what the client declared and the plugin is granted.
             asks: Default::default(),
             timeout: None,
+            prepare_next: true,
         };
         let principal = principal(context);
         let started = Instant::now();

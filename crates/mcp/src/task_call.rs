@@ -116,6 +116,7 @@ impl TaskCall {
             cancel: cancel.clone(),
             asks: Default::default(),
             timeout: Some(policy.timeout),
+            prepare_next: true,
         };
         let started = Instant::now();
         let invocation = Invocation::start(

@@ -187,6 +187,7 @@ pub async fn run(
         validate_us: audit::micros(validated),
         setup_us: audit::micros(ended.report.setup),
         instantiate_us: audit::micros(ended.report.instantiate),
+        instantiated_ahead_us: audit::micros(ended.report.instantiated_ahead),
         guest_us: audit::micros(ended.report.run),
         convert_us: audit::micros(converted),
     });

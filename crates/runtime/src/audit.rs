@@ -158,15 +158,23 @@ pub struct Source<'a> {
 }
 
 /// Where one call's time went inside Warden, in microseconds: checking the
-/// arguments, building the store and sandbox, instantiating the component,
-/// the guest's own work, and turning its answer into the MCP result.
+/// arguments, building the store and sandbox, instantiating the component
+/// (or when that was done ahead, how long it took then), the guest's own work, and turning its answer into the MCP result.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Timing {
     pub validate_us: u64,
     pub setup_us: u64,
     pub instantiate_us: u64,
+    /// The sandbox was instantiated before the call arrived (`spare.rs`),
+    /// off the call's path: this long.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub instantiated_ahead_us: u64,
     pub guest_us: u64,
     pub convert_us: u64,
+}
+
+fn is_zero(micros: &u64) -> bool {
+    *micros == 0
 }
 
 pub fn micros(duration: Duration) -> u64 {

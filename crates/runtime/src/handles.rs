@@ -7,7 +7,9 @@
 //! descriptors they can hold never exceed the budget — and the HTTP listener,
 //! the pinned mounts and the compiled-code cache always have the rest.
 
-use tokio::sync::{Semaphore, SemaphorePermit};
+use std::sync::Arc;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Descriptors kept for everything that is not a plugin call: listeners,
 /// client connections, pinned mounts, the watcher, cache mappings, logs.
@@ -15,7 +17,9 @@ const MIN_RESERVED: u64 = 256;
 const MAX_RESERVED: u64 = 8192;
 
 pub struct HandleBudget {
-    permits: Semaphore,
+    /// Shared: a sandbox instantiated ahead of its call holds its permits
+    /// while it waits (see `spare.rs`).
+    permits: Arc<Semaphore>,
     total: u32,
 }
 
@@ -32,7 +36,7 @@ impl HandleBudget {
 
     pub fn new(total: u32) -> Self {
         Self {
-            permits: Semaphore::new(total as usize),
+            permits: Arc::new(Semaphore::new(total as usize)),
             total,
         }
     }
@@ -43,15 +47,19 @@ impl HandleBudget {
 
     /// Reserves `handles` permits (at most the whole budget), waiting for
     /// them if other calls hold them.
-    pub async fn reserve(&self, handles: u32) -> SemaphorePermit<'_> {
+    pub async fn reserve(&self, handles: u32) -> OwnedSemaphorePermit {
         self.permits
-            .acquire_many(handles.min(self.total))
+            .clone()
+            .acquire_many_owned(handles.min(self.total))
             .await
             .expect("the handle budget is never closed")
     }
 
-    pub fn try_reserve(&self, handles: u32) -> Option<SemaphorePermit<'_>> {
-        self.permits.try_acquire_many(handles.min(self.total)).ok()
+    pub fn try_reserve(&self, handles: u32) -> Option<OwnedSemaphorePermit> {
+        self.permits
+            .clone()
+            .try_acquire_many_owned(handles.min(self.total))
+            .ok()
     }
 }
 

@@ -28,13 +28,14 @@ pub mod memory_reset;
 pub mod mounts;
 pub mod output;
 pub mod sandbox;
+pub mod spare;
 pub mod tls;
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 use wasmtime::component::ResourceTableError;
 use wasmtime::component::{Component, Instance, InstancePre, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
@@ -45,6 +46,7 @@ use handles::HandleBudget;
 use incremental_cache::IncrementalCache;
 use memory_reset::{MemoryReset, ResetMode};
 pub use sandbox::{CallContext, GuestEvent, Sandbox, SandboxSettings};
+use spare::{Pool, SpareSlot};
 
 /// How often the epoch advances. A running guest yields to the async runtime
 /// at every tick, which is what lets timeouts and cancellation take effect
@@ -68,11 +70,8 @@ pub struct Runtime {
     /// Winch engines (without and with fuel), made when first needed; `None`
     /// where Winch cannot run (not x86-64).
     baseline: [OnceLock<Option<Backend>>; 2],
-    instances: Semaphore,
-    /// OS handles all running calls may hold together.
-    handles: HandleBudget,
-    memory_reset: MemoryReset,
-    pooling: bool,
+    /// Instance slots, handles, spares, the memory reset's check.
+    pool: Arc<Pool>,
     incremental: Option<Arc<IncrementalCache>>,
 }
 
@@ -89,8 +88,10 @@ pub enum Tier {
 /// What a plugin needs at call time: its prepared component and policy.
 pub struct Prepared {
     pub pre: InstancePre<Sandbox>,
-    pub settings: SandboxSettings,
+    pub settings: Arc<SandboxSettings>,
     pub concurrency: Semaphore,
+    /// Its next sandbox, when one was instantiated ahead (see `spare.rs`).
+    pub spare: Arc<SpareSlot>,
 }
 
 impl Prepared {
@@ -98,8 +99,9 @@ impl Prepared {
         let concurrency = Semaphore::new(settings.limits.concurrency as usize);
         Self {
             pre,
-            settings,
+            settings: Arc::new(settings),
             concurrency,
+            spare: Arc::default(),
         }
     }
 }
@@ -109,7 +111,10 @@ impl Prepared {
 #[derive(Debug, Clone, Default)]
 pub struct CallReport {
     pub setup: Duration,
+    /// Instantiation on the call's path (zero when a spare served it).
     pub instantiate: Duration,
+    /// The spare's instantiation, done before the call arrived.
+    pub instantiated_ahead: Duration,
     pub run: Duration,
     /// Linear memory and tables the instance held at the end (bytes).
     pub memory: usize,
@@ -198,17 +203,20 @@ impl Runtime {
             standard: Backend::new(engine)?,
             metered: OnceLock::new(),
             baseline: [OnceLock::new(), OnceLock::new()],
-            instances: Semaphore::new(MAX_INSTANCES as usize),
-            handles: HandleBudget::from_process_limit(),
-            memory_reset,
-            pooling,
+            pool: Arc::new(Pool {
+                instances: Arc::new(Semaphore::new(MAX_INSTANCES as usize)),
+                handles: HandleBudget::from_process_limit(),
+                spares: Arc::new(Semaphore::new(spare::MAX_SPARES)),
+                memory_reset,
+                pooling,
+            }),
             incremental,
         }))
     }
 
     /// How pooled memory is wiped between calls.
     pub fn memory_reset(&self) -> ResetMode {
-        self.memory_reset.mode()
+        self.pool.memory_reset.mode()
     }
 
     pub fn engine(&self) -> &Engine {
@@ -216,7 +224,7 @@ impl Runtime {
     }
 
     pub fn pooling(&self) -> bool {
-        self.pooling
+        self.pool.pooling
     }
 
     /// Plugins with a `[limits] fuel` budget run on a second engine that
@@ -304,62 +312,58 @@ impl Runtime {
     ) -> (Result<T, CallFailure>, CallReport) {
         let mut timings = CallReport::default();
         let limits = &plugin.settings.limits;
-        if let Err(why) = self.memory_reset.check() {
+        if let Err(why) = self.pool.memory_reset.check() {
             return (Err(CallFailure::Unavailable(why)), timings);
         }
-        // A busy plugin's call waits at most half its time limit (leaving the
-        // other half to run) for its own slot and its handles together; only
-        // a call that cannot start at once pays for a timer.
-        let busy = || CallFailure::Busy {
-            concurrency: limits.concurrency,
-        };
-        let (_slot, _handles) = match (
-            plugin.concurrency.try_acquire(),
-            self.handles.try_reserve(limits.handles),
-        ) {
-            (Ok(slot), Some(handles)) => (slot, handles),
-            _ => {
-                let wait = async {
-                    let slot = plugin.concurrency.acquire().await.ok()?;
-                    Some((slot, self.handles.reserve(limits.handles).await))
-                };
-                match tokio::time::timeout(BUSY_WAIT.min(limits.timeout / 2), wait).await {
-                    Ok(Some(acquired)) => acquired,
-                    _ => return (Err(busy()), timings),
-                }
+        // A sandbox instantiated ahead brings its own pool slot.
+        let spare = plugin.spare.take();
+        let Some((_running, _handles)) = self.admit(plugin).await else {
+            if let Some(spare) = spare {
+                plugin.spare.give_back(spare);
             }
+            return (
+                Err(CallFailure::Busy {
+                    concurrency: limits.concurrency,
+                }),
+                timings,
+            );
         };
-        // The pool has a fixed number of slots: wait for one rather than fail.
-        let Ok(_instance_slot) = self.instances.acquire().await else {
-            unreachable!("the instance semaphore is never closed")
-        };
+        let prepare_next = call.prepare_next;
         let cancel = call.cancel.clone();
         let plugin_name = call.plugin.clone();
         let timeout = call.timeout.unwrap_or(limits.timeout);
         let started = Instant::now();
-        let sandbox = match Sandbox::new(&plugin.settings, call) {
-            Ok(sandbox) => sandbox,
-            Err(error) => return (Err(CallFailure::Unavailable(format!("{error:#}"))), timings),
+        let (mut store, ready, _slot) = match spare {
+            Some(spare) => {
+                let mut store = spare.store;
+                store.data_mut().call = call;
+                spare::arm(&mut store, &plugin.settings);
+                timings.instantiated_ahead = spare.instantiate;
+                (store, Some(spare.instance), spare.slot)
+            }
+            None => {
+                // The pool has a fixed number of slots: wait for one rather than fail.
+                let Ok(slot) = self.pool.instances.clone().acquire_owned().await else {
+                    unreachable!("the instance semaphore is never closed")
+                };
+                let sandbox = match Sandbox::new(&plugin.settings, call) {
+                    Ok(sandbox) => sandbox,
+                    Err(error) => return (Err(CallFailure::Unavailable(format!("{error:#}"))), timings),
+                };
+                (spare::new_store(&plugin.pre, sandbox, &plugin.settings), None, slot)
+            }
         };
-        let mut store = Store::new(plugin.pre.engine(), sandbox);
-        store.limiter(|sandbox| &mut sandbox.limiter);
-        // What one crossing (an answer, or data passed to a host function)
-        // may make the host allocate to read it: a `list<string>` whose
-        // items all point at the same bytes must not be copied without end.
-        store.set_hostcall_fuel(hostcall_fuel(limits.output));
-        if let Some(fuel) = limits.fuel {
-            store
-                .set_fuel(fuel)
-                .expect("metered plugins run on the fuel-counting engine");
-        }
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_async_yield_and_update(1);
         timings.setup = started.elapsed();
 
         let run = async {
-            let instantiated = Instant::now();
-            let instance = plugin.pre.instantiate_async(&mut store).await?;
-            let instantiate = instantiated.elapsed();
+            let (instance, instantiate) = match ready {
+                Some(instance) => (instance, Duration::ZERO),
+                None => {
+                    let instantiated = Instant::now();
+                    let instance = plugin.pre.instantiate_async(&mut store).await?;
+                    (instance, instantiated.elapsed())
+                }
+            };
             let value = body(&mut store, instance).await?;
             wasmtime::Result::Ok((value, instantiate))
         };
@@ -382,7 +386,7 @@ impl Runtime {
         let Some(result) = result else {
             store.data().finish(&plugin_name);
             drop(store);
-            self.check_memory_reset();
+            self.pool.check_wiped();
             return (Err(CallFailure::Cancelled), timings);
         };
         timings.run = ran.elapsed();
@@ -412,16 +416,34 @@ impl Runtime {
         sandbox.finish(&plugin_name);
         // The slot's memory is wiped when the store goes.
         drop(store);
-        self.check_memory_reset();
+        self.pool.check_wiped();
+        // Only after a call that worked: a plugin whose instantiation fails
+        // or runs long is not instantiated again behind its client's back.
+        if prepare_next && outcome.is_ok() {
+            spare::prepare(&self.pool, &plugin.pre, &plugin.settings, &plugin.spare, plugin_name);
+        }
         (outcome, timings)
     }
 
-    /// After a slot was wiped: notices swap that appeared meanwhile, so the
-    /// next call is refused rather than handed a slot that may not be clean.
-    fn check_memory_reset(&self) {
-        if self.pooling {
-            let _ = self.memory_reset.check();
+    /// Waits, at most half the call's time limit (leaving the other half to
+    /// run) and only when it cannot start at once, for a slot of the plugin's
+    /// `[limits] concurrency` and the call's handles together; `None`: busy.
+    async fn admit<'a>(&self, plugin: &'a Prepared) -> Option<(SemaphorePermit<'a>, OwnedSemaphorePermit)> {
+        let limits = &plugin.settings.limits;
+        if let (Ok(running), Some(handles)) = (
+            plugin.concurrency.try_acquire(),
+            self.pool.handles.try_reserve(limits.handles),
+        ) {
+            return Some((running, handles));
         }
+        let wait = async {
+            let running = plugin.concurrency.acquire().await.ok()?;
+            Some((running, self.pool.handles.reserve(limits.handles).await))
+        };
+        tokio::time::timeout(BUSY_WAIT.min(limits.timeout / 2), wait)
+            .await
+            .ok()
+            .flatten()
     }
 }
 

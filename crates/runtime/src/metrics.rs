@@ -237,7 +237,7 @@ impl Metrics {
         let instantiate_seconds = Family::new_with_constructor(Buckets);
         registry.register(
             "warden_instantiate_duration_seconds",
-            "Instantiating a plugin's component in a fresh sandbox, per tool call that reached the plugin, in seconds",
+            "Instantiating a plugin's component in a fresh sandbox, per tool call that reached the plugin (on its path, or ahead of it for a sandbox prepared after the previous call), in seconds",
             instantiate_seconds.clone(),
         );
         let guest_seconds = Family::new_with_constructor(Buckets);
@@ -345,7 +345,7 @@ impl Metrics {
             };
             self.instantiate_seconds
                 .get_or_create(&plugin)
-                .observe(timing.instantiate_us as f64 / 1e6);
+                .observe((timing.instantiate_us + timing.instantiated_ahead_us) as f64 / 1e6);
             self.guest_seconds
                 .get_or_create(&labels)
                 .observe(timing.guest_us as f64 / 1e6);

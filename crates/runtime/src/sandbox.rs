@@ -70,6 +70,10 @@ pub struct CallContext {
     pub asks: Asks,
     /// The time limit in place of `[limits] timeout`: a task's (`[tasks] timeout`).
     pub timeout: Option<Duration>,
+    /// After it succeeds, instantiate the plugin's next sandbox ahead of its
+    /// next call (`spare.rs`): for clients' calls, not for loading a plugin
+    /// or a one-off `warden call`.
+    pub prepare_next: bool,
 }
 
 impl CallContext {
@@ -81,6 +85,7 @@ impl CallContext {
             cancel: CancellationToken::new(),
             asks: Asks::default(),
             timeout: None,
+            prepare_next: false,
         }
     }
 }
@@ -246,6 +251,11 @@ impl Sandbox {
             config: policy.config.clone(),
             redactor: policy.redactor.clone(),
         })
+    }
+
+    /// Whether the guest holds no WASI resource (no file, socket, stream…).
+    pub fn holds_no_resources(&self) -> bool {
+        self.table.is_empty()
     }
 
     fn send(&self, event: GuestEvent) {
