@@ -419,7 +419,11 @@ impl Runtime {
         self.pool.check_wiped();
         // Only after a call that worked: a plugin whose instantiation fails
         // or runs long is not instantiated again behind its client's back.
-        if prepare_next && outcome.is_ok() {
+        // And only while no other call of the plugin runs: when calls
+        // overlap, the cores are theirs, and a spare's task and wake-up
+        // would only add to what each call costs.
+        let alone = plugin.concurrency.available_permits() + 1 >= limits.concurrency as usize;
+        if prepare_next && outcome.is_ok() && alone {
             spare::prepare(&self.pool, &plugin.pre, &plugin.settings, &plugin.spare, plugin_name);
         }
         (outcome, timings)

@@ -3,9 +3,11 @@
 //! Instantiating a component is part of every call's cost: ≈ 14 µs for a
 //! small Rust plugin, ≈ 0.7 ms for CPython's component (wasmtime fills the
 //! ≈ 5 000 entries of the function table its libraries share, every time).
-//! After a client's call succeeds, Warden instantiates the plugin's next
-//! sandbox on another task, so the next call starts on an instance that is
-//! already built. It is still fresh — it has run no call, and serves exactly
+//! After a client's call succeeds, and when no other call of the plugin is
+//! running (overlapping calls keep the cores busy; a spare would only add
+//! its task's cost to theirs), Warden instantiates the plugin's next sandbox
+//! on another task, so the next call starts on an instance that is already
+//! built. It is still fresh — it has run no call, and serves exactly
 //! one — and it is built under the plugin's own limits, as the call's own
 //! instantiation would be.
 //!
