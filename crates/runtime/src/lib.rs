@@ -315,12 +315,7 @@ impl Runtime {
         if let Err(why) = self.pool.memory_reset.check() {
             return (Err(CallFailure::Unavailable(why)), timings);
         }
-        // A sandbox instantiated ahead brings its own pool slot.
-        let spare = plugin.spare.take();
         let Some((_running, _handles)) = self.admit(plugin).await else {
-            if let Some(spare) = spare {
-                plugin.spare.give_back(spare);
-            }
             return (
                 Err(CallFailure::Busy {
                     concurrency: limits.concurrency,
@@ -333,7 +328,9 @@ impl Runtime {
         let plugin_name = call.plugin.clone();
         let timeout = call.timeout.unwrap_or(limits.timeout);
         let started = Instant::now();
-        let (mut store, ready, _slot) = match spare {
+        // Taken once the call may run: a sandbox instantiated ahead brings
+        // its own pool slot.
+        let (mut store, ready, _slot) = match plugin.spare.take() {
             Some(spare) => {
                 let mut store = spare.store;
                 store.data_mut().call = call;

@@ -99,14 +99,6 @@ impl SpareSlot {
             .take()
     }
 
-    /// Returns a spare its call could not use (the plugin was busy).
-    pub fn give_back(&self, spare: Spare) {
-        let mut ready = self.ready.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if ready.is_none() {
-            *ready = Some(spare);
-        }
-    }
-
     /// Whether a spare is ready (for tests and the benchmark's checks).
     pub fn is_ready(&self) -> bool {
         self.ready
