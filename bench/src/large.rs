@@ -93,7 +93,15 @@ impl Large {
     /// (a warm start), each in a fresh instance: the sandbox's share of
     /// each (setup + instantiation + the guest's work) from the audit log,
     /// and the parts. `None` for a component this bench has no call for.
-    pub async fn trivial_call(&self, options: &Options, calls: usize) -> Result<Option<TrivialCall>> {
+    /// `pause` between a call's answer and the next call: zero, back to back
+    /// (the next call often arrives while its sandbox is still being made
+    /// ahead), or as an agent's calls come, with a model's turn between them.
+    pub async fn trivial_call(
+        &self,
+        options: &Options,
+        calls: usize,
+        pause: Duration,
+    ) -> Result<Option<TrivialCall>> {
         let Some((tool, arguments, expected)) = trivial_tool(&self.name) else {
             return Ok(None);
         };
@@ -114,6 +122,9 @@ impl Large {
                 "{}'s `{tool}` answered {result:?}",
                 self.label
             );
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
         }
         client.cancel().await.ok();
         let records = audit_records(audit.path(), warmup, calls)?;
@@ -140,6 +151,7 @@ impl Large {
         Ok(Some(TrivialCall {
             label: self.label.clone(),
             tool: tool.to_string(),
+            pause,
             sandbox: Summary::of(sandbox),
             setup,
             instantiate,
@@ -153,6 +165,8 @@ impl Large {
 pub struct TrivialCall {
     pub label: String,
     pub tool: String,
+    /// Between an answer and the next call.
+    pub pause: Duration,
     /// setup + instantiate + guest, per call
     pub sandbox: Summary,
     pub setup: Summary,
@@ -167,6 +181,7 @@ impl TrivialCall {
         json!({
             "component": self.label,
             "tool": self.tool,
+            "pause_ms": self.pause.as_millis() as u64,
             "sandbox": self.sandbox.to_json(),
             "setup": self.setup.to_json(),
             "instantiate": self.instantiate.to_json(),
@@ -175,19 +190,29 @@ impl TrivialCall {
         })
     }
 
+    /// How the calls came: "back to back" or "10 ms apart".
+    pub fn pace(&self) -> String {
+        if self.pause.is_zero() {
+            "back to back".into()
+        } else {
+            format!("{} ms apart", self.pause.as_millis())
+        }
+    }
+
     /// The report's table of these calls.
     pub fn table(calls: &[TrivialCall]) -> String {
         let both = |s: &Summary| format!("{} / {}", human(s.p50), human(s.p99));
         let mut out = String::from(
             "\n### A trivial call in a fresh instance of a large component (p50 / p99, from the audit log)\n\n\
-             | component | tool | store + sandbox | instantiate (on the call's path) | guest | the three | calls | \
-             served by a sandbox instantiated ahead (that instantiation) |\n|---|---|---|---|---|---|---|---|\n",
+             | component | tool | calls come | store + sandbox | instantiate (on the call's path) | guest | the three | calls | \
+             served by a sandbox instantiated ahead (that instantiation) |\n|---|---|---|---|---|---|---|---|---|\n",
         );
         for call in calls {
             out += &format!(
-                "| {} | `{}` | {} | {} | {} | {} | {} | {} ({}) |\n",
+                "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} ({}) |\n",
                 call.label,
                 call.tool,
+                call.pace(),
                 both(&call.setup),
                 both(&call.instantiate),
                 both(&call.guest),

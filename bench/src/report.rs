@@ -222,9 +222,10 @@ impl Report {
         for call in &self.trivial_calls {
             targets.push((
                 format!(
-                    "a trivial call in a fresh instance, {} `{}` (setup + instantiate + guest, p50) ≤ {}",
+                    "a trivial call in a fresh instance, {} `{}`, {} (setup + instantiate + guest, p50) ≤ {}",
                     call.label,
                     call.tool,
+                    call.pace(),
                     human(TRIVIAL_CALL_TARGET)
                 ),
                 human(call.sandbox.p50),

@@ -2,10 +2,11 @@
 //! call can read what an earlier one (of any plugin) left there.
 //!
 //! The fast way finds the pages a call dirtied with Linux's `PAGEMAP_SCAN`
-//! and rewrites only those. `PAGEMAP_SCAN` reports pages that are present in
-//! RAM; a dirty page that was swapped out is neither reported nor reset
-//! (an open upstream wasmtime issue), so its contents would survive into the
-//! next call. The fast way is therefore used only on a host without swap.
+//! and rewrites only those: all of them up to the slot's resident budget
+//! (Warden's Wasmtime is patched for that: vendor/README.md). `PAGEMAP_SCAN`
+//! reports pages that are present in RAM; a dirty page that was swapped out
+//! is neither reported nor reset (an open upstream wasmtime issue), so its
+//! contents would survive into the next call. The fast way is therefore used only on a host without swap.
 //! With swap, every slot is returned to the kernel after each call
 //! (`madvise(MADV_DONTNEED)`, which also discards swapped-out pages), so the
 //! next call starts from zeroed pages: slower, never leaky.

@@ -211,10 +211,10 @@ impl PageMap {
 ///   a region of memory to store a list of `page_region` structures. Below this
 ///   is always `MAX_REGIONS`. If there are more than this number of disjoint
 ///   regions of memory that need to be reported then the ioctl will also return
-///   early without reaching the end of memory. Note that this means that all
-///   further memory will be `decommit`'d with reported regions still going to
-///   `reset_manually`. This is arguably something we should detect and improve
-///   in Wasmtime, but for now `MAX_REGIONS` is hardcoded.
+///   early without reaching the end of memory. The scan is then resumed from
+///   `walk_end` with what is left of the `keep_resident` budget, so only memory
+///   past the budget is `decommit`'d (Warden's patch to Wasmtime 48.0.8; see
+///   vendor/README.md in the Warden repository).
 ///
 /// In the end this ends up being a "more clever" version of this function than
 /// the one in the `pagemap_disabled` module. By using `PAGEMAP_SCAN` we can
@@ -276,14 +276,27 @@ pub unsafe fn reset_with_pagemap(
         },
     };
 
-    // For now use a fixed set of regions on the stack, but in the future this
-    // may want to use a dynamically allocated vector for more regions for
-    // example.
+    // Regions are collected into a fixed buffer on the stack. A scan that
+    // fills it stops early, at `walk_end`, with part of the `keep_resident`
+    // budget unspent; the scan is then resumed from there (Warden's patch, see
+    // vendor/README.md: before it, everything past the 32nd dirty region was
+    // decommitted, and a guest that dirties its heap in many places took a
+    // page fault per page on its next instance). Each resumed scan reports at
+    // least `MAX_REGIONS` pages, so the loop ends within
+    // `keep_resident / (MAX_REGIONS * page size)` rounds.
     const MAX_REGIONS: usize = 32;
     let mut storage = [MaybeUninit::uninit(); MAX_REGIONS];
+    let end = ptr.addr() + len.byte_count();
+    let mut scan_start = ptr.cast_const();
+    let mut pages_left = keep_resident.byte_count() / host_page_size;
+    let mut bytes_resident = 0;
 
-    let scan_arg = PageMapScanBuilder::new(ptr::slice_from_raw_parts(ptr, len.byte_count()))
-        .max_pages(keep_resident.byte_count() / host_page_size)
+    let walk_end = loop {
+        let scan_arg = PageMapScanBuilder::new(ptr::slice_from_raw_parts(
+            scan_start,
+            end - scan_start.addr(),
+        ))
+        .max_pages(pages_left)
         // We specifically want pages that are NOT backed by the zero page or
         // backed by files. Such pages mean that they haven't changed from their
         // original contents, so they're inverted.
@@ -301,48 +314,61 @@ pub unsafe fn reset_with_pagemap(
         .return_mask(Categories::empty())
         .build(&mut storage);
 
-    // SAFETY: this should be a safe ioctl as we control the fd we're operating
-    // on plus all of `scan_arg`, but this relies on `Ioctl` below being the
-    // correct implementation and such.
-    let result = match unsafe { ioctl(&pagemap.0, scan_arg) } {
-        Ok(result) => result,
+        // SAFETY: this should be a safe ioctl as we control the fd we're operating
+        // on plus all of `scan_arg`, but this relies on `Ioctl` below being the
+        // correct implementation and such.
+        let result = match unsafe { ioctl(&pagemap.0, scan_arg) } {
+            Ok(result) => result,
 
-        // If the ioctl fails for whatever reason, we at least tried, so fall
-        // back to the default behavior.
-        //
-        // SAFETY: the safety requirement of
-        // `pagemap_disabled::reset_with_pagemap` is the same as this function.
-        Err(err) => unsafe {
-            log::warn!("failed pagemap scan {err}");
-            return crate::runtime::vm::pagemap_disabled::reset_with_pagemap(
-                None,
-                ptr,
-                len,
-                keep_resident,
-                reset_manually,
-                decommit,
-            );
-        },
-    };
+            // If the first ioctl fails for whatever reason, we at least tried,
+            // so fall back to the default behavior.
+            //
+            // SAFETY: the safety requirement of
+            // `pagemap_disabled::reset_with_pagemap` is the same as this function.
+            Err(err) if scan_start == ptr.cast_const() => unsafe {
+                log::warn!("failed pagemap scan {err}");
+                return crate::runtime::vm::pagemap_disabled::reset_with_pagemap(
+                    None,
+                    ptr,
+                    len,
+                    keep_resident,
+                    reset_manually,
+                    decommit,
+                );
+            },
 
-    // For all regions that were written in the scan reset them manually, then
-    // afterwards decommit everything else.
-    let mut bytes_resident = 0;
-    for region in result.regions() {
-        // SAFETY: we're relying on Linux to pass in valid region ranges within
-        // the `ptr/len` we specified to the original syscall.
-        unsafe {
-            reset_manually(&mut *region.region().cast_mut());
+            // A resumed scan failed: what it did not reach is decommitted.
+            Err(err) => {
+                log::warn!("failed pagemap scan {err}");
+                break scan_start;
+            }
+        };
+
+        // For all regions that were written in the scan reset them manually,
+        // then afterwards decommit everything the scans did not reach.
+        for region in result.regions() {
+            // SAFETY: we're relying on Linux to pass in valid region ranges within
+            // the `ptr/len` we specified to the original syscall.
+            unsafe {
+                reset_manually(&mut *region.region().cast_mut());
+            }
+            bytes_resident += region.len();
+            pages_left = pages_left.saturating_sub(region.len() / host_page_size);
         }
-        bytes_resident += region.len();
-    }
+
+        let walk_end = result.walk_end();
+        let buffer_filled = result.regions().len() == MAX_REGIONS;
+        if !buffer_filled || pages_left == 0 || walk_end.addr() >= end || walk_end.addr() <= scan_start.addr() {
+            break walk_end;
+        }
+        scan_start = walk_end;
+    };
 
     // Report everything after `walk_end` to the end of memory as memory that
     // must be decommitted as the scan didn't reach it. Note that if `walk_end`
     // is already at the end of memory then the byte size of the decommitted
     // memory here will be 0 meaning that this is a noop.
-    let scan_size = result.walk_end().addr() - ptr.addr();
-    decommit(result.walk_end().cast_mut(), len.byte_count() - scan_size);
+    decommit(walk_end.cast_mut(), end.saturating_sub(walk_end.addr()));
 
     bytes_resident
 }
