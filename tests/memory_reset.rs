@@ -7,7 +7,7 @@ mod support;
 
 use serde_json::json;
 use support::attacks::audit_lines;
-use support::{Era, PluginDir, Server, text};
+use support::{PluginDir, Server, text};
 
 /// Separate places a call writes: more than Wasmtime 48.0.8's reset found
 /// (32 runs of dirty pages), fewer than Warden keeps resident (2 MiB).
@@ -25,7 +25,7 @@ const IMAGED: i32 = 64;
 fn component() -> Vec<u8> {
     use wasm_encoder::{
         BlockType, CodeSection, ConstExpr, DataSection, ExportKind, ExportSection, Function, FunctionSection,
-        Instruction, MemArg, MemorySection, MemoryType, Module, TypeSection, ValType,
+        Instruction, MemArg, Module, TypeSection, ValType,
     };
     let byte = MemArg {
         offset: 0,
@@ -39,15 +39,7 @@ fn component() -> Vec<u8> {
     let mut functions = FunctionSection::new();
     functions.function(0);
     module.section(&functions);
-    let mut memories = MemorySection::new();
-    memories.memory(MemoryType {
-        minimum: (MARKS * STRIDE / 65536 + 1) as u64,
-        maximum: None,
-        memory64: false,
-        shared: false,
-        page_size_log2: None,
-    });
-    module.section(&memories);
+    module.section(&support::components::memory((MARKS * STRIDE / 65536 + 1) as u64));
     let mut exports = ExportSection::new();
     exports.export("ok", ExportKind::Func, 0);
     module.section(&exports);
@@ -111,19 +103,11 @@ fn component() -> Vec<u8> {
 async fn serve(reset: Option<&str>) -> (PluginDir, Server, std::path::PathBuf) {
     let dir = PluginDir::new();
     dir.write("marks.wasm", component());
-    let audit = dir.path().join("audit.jsonl");
     let mut command = support::warden();
     if let Some(reset) = reset {
         command.env("WARDEN_MEMORY_RESET", reset);
     }
-    let server = support::serve_command(
-        command,
-        dir.path(),
-        Era::Handshake,
-        &["--no-watch", "--audit-log", audit.to_str().unwrap()],
-        tempfile::NamedTempFile::new().unwrap(),
-    )
-    .await;
+    let (server, audit) = support::components::serve_audited(&dir, command).await;
     (dir, server, audit)
 }
 

@@ -24,8 +24,8 @@ enum Start {
 /// memory of one page and runs `start` when it is instantiated.
 fn component(start: Start) -> Vec<u8> {
     use wasm_encoder::{
-        BlockType, CodeSection, ExportKind, ExportSection, Function, FunctionSection, Instruction, MemorySection,
-        MemoryType, Module, StartSection, TypeSection, ValType,
+        BlockType, CodeSection, ExportKind, ExportSection, Function, FunctionSection, Instruction, Module,
+        StartSection, TypeSection, ValType,
     };
     let mut module = Module::new();
     let mut types = TypeSection::new();
@@ -36,15 +36,7 @@ fn component(start: Start) -> Vec<u8> {
     functions.function(0);
     functions.function(1);
     module.section(&functions);
-    let mut memories = MemorySection::new();
-    memories.memory(MemoryType {
-        minimum: 1,
-        maximum: None,
-        memory64: false,
-        shared: false,
-        page_size_log2: None,
-    });
-    module.section(&memories);
+    module.section(&support::components::memory(1));
     let mut exports = ExportSection::new();
     exports.export("ok", ExportKind::Func, 0);
     module.section(&exports);
@@ -84,17 +76,9 @@ async fn serve_component(start: Start, manifest: &str) -> (PluginDir, Server, st
     let dir = PluginDir::new();
     dir.write("starts.wasm", component(start));
     dir.write("starts.toml", manifest);
-    let audit = dir.path().join("audit.jsonl");
     let mut command = support::warden();
     command.env("RUST_LOG", "warden=info,warden_runtime=debug");
-    let server = support::serve_command(
-        command,
-        dir.path(),
-        Era::Handshake,
-        &["--no-watch", "--audit-log", audit.to_str().unwrap()],
-        tempfile::NamedTempFile::new().unwrap(),
-    )
-    .await;
+    let (server, audit) = support::components::serve_audited(&dir, command).await;
     (dir, server, audit)
 }
 

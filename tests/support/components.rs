@@ -3,8 +3,40 @@
 
 use wasm_encoder::{
     Alias, CanonicalFunctionSection, Component, ComponentAliasSection, ComponentExportKind, ComponentExportSection,
-    ComponentTypeSection, ComponentValType, ExportKind, InstanceSection, Module, ModuleSection, PrimitiveValType,
+    ComponentTypeSection, ComponentValType, ExportKind, InstanceSection, MemorySection, MemoryType, Module,
+    ModuleSection, PrimitiveValType,
 };
+
+/// One 32-bit memory of `pages` 64 KiB pages, without a maximum.
+pub fn memory(pages: u64) -> MemorySection {
+    let mut memories = MemorySection::new();
+    memories.memory(MemoryType {
+        minimum: pages,
+        maximum: None,
+        memory64: false,
+        shared: false,
+        page_size_log2: None,
+    });
+    memories
+}
+
+/// Serves the folder over stdio (handshake era, no watcher) from `command`,
+/// auditing every call into the folder's `audit.jsonl`, whose path it returns.
+pub async fn serve_audited(
+    dir: &super::PluginDir,
+    command: tokio::process::Command,
+) -> (super::Server, std::path::PathBuf) {
+    let audit = dir.path().join("audit.jsonl");
+    let server = super::serve_command(
+        command,
+        dir.path(),
+        super::Era::Handshake,
+        &["--no-watch", "--audit-log", audit.to_str().unwrap()],
+        tempfile::NamedTempFile::new().unwrap(),
+    )
+    .await;
+    (server, audit)
+}
 
 /// A component that instantiates `module` once and exports its core
 /// function `ok` (`() -> i32`) as `ok() -> u8`.
