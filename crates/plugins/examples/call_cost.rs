@@ -14,6 +14,8 @@
 //!   loads the entry; both are timed, and the calls use the second.
 //! - `CALL_COST_CONCURRENT=N`: afterwards, runs rounds of N calls at once and
 //!   prints the RSS they needed.
+//! - `CALL_COST_PAUSE_MS=N`: pause N ms after each call, as an agent's calls
+//!   come (the machine's caches and idle states then meet each call cold).
 //! - `CALL_COST_BASELINE=1`: load as `warden serve` loads a large component
 //!   (tiering on): Winch's baseline code, which these calls then run on (no
 //!   reconciler moves the plugin onto the optimised code compiled meanwhile).
@@ -102,6 +104,10 @@ async fn main() -> anyhow::Result<()> {
     let mut memory = 0;
     let mut first = None;
     let mut measured_faults = (0, 0);
+    let pause = std::env::var("CALL_COST_PAUSE_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map_or(Duration::ZERO, Duration::from_millis);
     for i in 0..calls + calls / 10 {
         if i == calls / 10 {
             measured_faults = faults();
@@ -131,6 +137,9 @@ async fn main() -> anyhow::Result<()> {
             instantiate.push(report.instantiate);
             run.push(report.run);
             total.push(elapsed);
+        }
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
         }
     }
     let after = faults();
