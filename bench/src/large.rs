@@ -96,12 +96,7 @@ impl Large {
     /// `pause` between a call's answer and the next call: zero, back to back
     /// (the next call often arrives while its sandbox is still being made
     /// ahead), or as an agent's calls come, with a model's turn between them.
-    pub async fn trivial_call(
-        &self,
-        options: &Options,
-        calls: usize,
-        pause: Duration,
-    ) -> Result<Option<TrivialCall>> {
+    pub async fn trivial_call(&self, options: &Options, calls: usize, pause: Duration) -> Result<Option<TrivialCall>> {
         let Some((tool, arguments, expected)) = trivial_tool(&self.name) else {
             return Ok(None);
         };
