@@ -165,6 +165,12 @@ impl CompiledModule {
         }
     }
 
+    /// Gets the function location information for a given function index, if
+    /// it was compiled.
+    pub fn try_func_loc(&self, key: FuncKey) -> Option<&FunctionLoc> {
+        self.index.func_loc(key)
+    }
+
     /// Gets the function location information for a given function index.
     pub fn func_loc(&self, key: FuncKey) -> &FunctionLoc {
         self.index

@@ -19,7 +19,8 @@ use core::ptr::NonNull;
 use std::{fs::File, path::Path};
 use wasmparser::{Parser, ValidPayload, Validator};
 use wasmtime_environ::{
-    CompiledFunctionsTable, CompiledModuleInfo, EntityIndex, FuncKey, HostPtr, ModuleTypes,
+    CompiledFunctionsTable, CompiledModuleInfo, EntityIndex, EntityRef, FuncKey, FuncRefIndex,
+    HostPtr, ModuleTypes,
     ObjectKind, StaticModuleIndex, TypeTrace, VMOffsets, VMSharedTypeIndex, WasmChecksum,
 };
 mod registry;
@@ -150,6 +151,14 @@ struct ModuleInner {
     /// improves memory usage for modules that are created but may not ever be
     /// instantiated.
     memory_images: OnceLock<Option<ModuleMemoryImages>>,
+
+    /// Where each escaping defined function's array-call trampoline and wasm
+    /// code start in the text section, indexed by `FuncRefIndex`: built on
+    /// first use so that initializing a `VMFuncRef` (once per table entry of
+    /// each instantiation, via the `ref_func` libcall for segments applied by
+    /// the startup function) is an array index rather than two searches of the
+    /// compiled-functions table.
+    func_ref_code: OnceLock<Box<[FuncRefCode]>>,
 
     /// Flag indicating whether this module can be serialized or not.
     #[cfg(any(feature = "cranelift", feature = "winch"))]
@@ -553,6 +562,7 @@ impl Module {
                 engine: engine.clone(),
                 code,
                 memory_images: OnceLock::new(),
+                func_ref_code: OnceLock::new(),
                 module,
                 #[cfg(any(feature = "cranelift", feature = "winch"))]
                 serializable,
@@ -1179,6 +1189,17 @@ impl Module {
         Ok(images)
     }
 
+    /// The text-section offsets of the function behind the `VMFuncRef` at
+    /// `index`, or `None` where it has none (imported, or not compiled).
+    #[inline]
+    pub(crate) fn func_ref_code(&self, index: FuncRefIndex) -> Option<FuncRefCode> {
+        let table = self
+            .inner
+            .func_ref_code
+            .get_or_init(|| func_ref_code(&self.inner.module));
+        table.get(index.index()).copied().filter(|code| !code.is_none())
+    }
+
     /// See [`CodeMemory::frame_table`].
     #[cfg(feature = "debug")]
     pub(crate) fn frame_table<'a>(&'a self) -> Option<wasmtime_environ::FrameTable<'a>> {
@@ -1248,6 +1269,48 @@ fn _assert_send_sync() {
 
 /// Helper method to construct a `ModuleMemoryImages` for an associated
 /// `CompiledModule`.
+/// The text-section offsets of a `VMFuncRef`'s two entry points.
+#[derive(Clone, Copy)]
+pub(crate) struct FuncRefCode {
+    /// The array-to-wasm trampoline's start.
+    pub array_call: u32,
+    /// The wasm function's start.
+    pub wasm_call: u32,
+}
+
+impl FuncRefCode {
+    const NONE: Self = Self {
+        array_call: u32::MAX,
+        wasm_call: u32::MAX,
+    };
+
+    fn is_none(&self) -> bool {
+        self.array_call == u32::MAX
+    }
+}
+
+fn func_ref_code(module: &CompiledModule) -> Box<[FuncRefCode]> {
+    let env = module.module();
+    let mut table = vec![FuncRefCode::NONE; env.num_escaped_funcs];
+    for (index, func) in env.functions.iter() {
+        let Some(def_index) = env.defined_func_index(index) else {
+            continue;
+        };
+        let Some(slot) = table.get_mut(func.func_ref.index()) else {
+            continue;
+        };
+        let array = module.try_func_loc(FuncKey::ArrayToWasmTrampoline(env.module_index, def_index));
+        let wasm = module.try_func_loc(FuncKey::DefinedWasmFunction(env.module_index, def_index));
+        if let (Some(array), Some(wasm)) = (array, wasm) {
+            *slot = FuncRefCode {
+                array_call: array.start,
+                wasm_call: wasm.start,
+            };
+        }
+    }
+    table.into_boxed_slice()
+}
+
 fn memory_images(inner: &Arc<ModuleInner>) -> Result<Option<ModuleMemoryImages>> {
     // If initialization via copy-on-write is explicitly disabled in
     // configuration then this path is skipped entirely.

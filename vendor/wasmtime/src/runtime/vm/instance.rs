@@ -144,6 +144,12 @@ pub struct Instance {
     /// cross-thread stuff used in `InstancePre`)
     store: Option<VMStoreRawPtr>,
 
+    /// The store's copy of this instance's text section, looked up on the
+    /// first `VMFuncRef` initialized from `Module::func_ref_code` and kept:
+    /// the store holds it, at the same address, for as long as it lives,
+    /// and so for as long as this instance does.
+    func_ref_text: Option<SendSyncPtr<[u8]>>,
+
     /// Additional context used by compiled wasm code. This field is last, and
     /// represents a dynamically-sized array that extends beyond the nominal
     /// end of the struct (similar to a flexible array member).
@@ -209,6 +215,7 @@ impl Instance {
             #[cfg(feature = "wmemcheck")]
             wmemcheck_state,
             store: None,
+            func_ref_text: None,
             vmctx: OwnedVMContext::new(),
         })?;
 
@@ -871,7 +878,7 @@ impl Instance {
     /// Initializes a defined function's `VMFuncRef` in-place and then returns a
     /// pointer to that location.
     fn initialize_defined_funcref(
-        self: Pin<&mut Self>,
+        mut self: Pin<&mut Self>,
         registry: &ModuleRegistry,
         def_index: DefinedFuncIndex,
     ) -> Option<NonNull<VMFuncRef>> {
@@ -880,6 +887,40 @@ impl Instance {
         let func = &module.functions[index];
         let type_index = func.signature.unwrap_engine_type_index();
         let vmctx_offset = self.offsets().vmctx_func_ref(func.func_ref);
+        // The fast path: the two entry points' offsets from the module's
+        // table of them, added to the store's copy of the text section.
+        if let Some(code) = self
+            .runtime_module()
+            .and_then(|m| m.func_ref_code(func.func_ref))
+        {
+            let text = match self.func_ref_text {
+                Some(text) => text,
+                None => {
+                    let text = ModuleWithCode::in_store(
+                        registry,
+                        self.runtime_module()
+                            .expect("funcref impossible in fake module"),
+                    )
+                    .expect("module not in store")
+                    .text();
+                    let text = SendSyncPtr::new(NonNull::from(text));
+                    // SAFETY: not moving data out of `self`.
+                    unsafe { self.as_mut().get_unchecked_mut() }.func_ref_text = Some(text);
+                    text
+                }
+            };
+            let (array_call, wasm_call) = (code.array_call as usize, code.wasm_call as usize);
+            assert!(array_call < text.len() && wasm_call < text.len());
+            let text = text.as_ptr().cast::<u8>();
+            // SAFETY: both offsets are within the text section (checked above).
+            let (array_call, wasm_call) = unsafe { (text.add(array_call), text.add(wasm_call)) };
+            // SAFETY: the type/offset are valid for the defined function at
+            // `def_index` and the pointers are its two entry points in the
+            // store's code, as `initialize_and_return_funcref` computes them.
+            return unsafe {
+                self.write_funcref(type_index, vmctx_offset, array_call, wasm_call)
+            };
+        }
         let array_to_wasm_key = FuncKey::ArrayToWasmTrampoline(module.module_index, def_index);
         let wasm_key = FuncKey::DefinedWasmFunction(module.module_index, def_index);
         // SAFETY: the type/offset/keys here are all valid for the defined
@@ -967,18 +1008,31 @@ impl Instance {
         )
         .expect("module not in store");
 
-        let array_call =
-            VmPtr::from(NonNull::from(module_with_code.function(array_to_wasm_key)).cast());
+        let array_call = module_with_code.function(array_to_wasm_key).as_ptr();
+        let wasm_call = module_with_code.function(wasm_key).as_ptr();
+        // SAFETY: the caller guarantees the type and offset; the pointers are
+        // the function's two entry points in the store's code.
+        unsafe { self.write_funcref(type_index, vmctx_offset, array_call, wasm_call) }
+    }
 
+    /// Writes the `VMFuncRef` at `vmctx_offset` for a function whose
+    /// array-call trampoline and wasm code start at `array_call` and
+    /// `wasm_call`, and returns a pointer to it.
+    ///
+    /// # Safety
+    ///
+    /// The same as `initialize_and_return_funcref`'s, and the two pointers
+    /// must be that function's entry points in this store's code.
+    unsafe fn write_funcref(
+        self: Pin<&mut Self>,
+        type_index: VMSharedTypeIndex,
+        vmctx_offset: u32,
+        array_call: *const u8,
+        wasm_call: *const u8,
+    ) -> Option<NonNull<VMFuncRef>> {
+        let array_call = VmPtr::from(NonNull::new(array_call.cast_mut()).unwrap().cast());
         let wasm_call = Some(VmPtr::from(
-            NonNull::new(
-                module_with_code
-                    .function(wasm_key)
-                    .as_ptr()
-                    .cast::<VMWasmCallFunction>()
-                    .cast_mut(),
-            )
-            .unwrap(),
+            NonNull::new(wasm_call.cast::<VMWasmCallFunction>().cast_mut()).unwrap(),
         ));
 
         let vmctx = VMOpaqueContext::from_vmcontext(self.vmctx()).into();
