@@ -34,8 +34,8 @@ fn answering(value: i32) -> wasm_encoder::Function {
 fn owner() -> wasm_encoder::Module {
     use wasm_encoder::{
         BlockType, CodeSection, ConstExpr, ElementSection, Elements, ExportKind, ExportSection, Function,
-        FunctionSection, GlobalSection, GlobalType, Instruction, Module, RefType, TableSection, TableType,
-        TypeSection, ValType,
+        FunctionSection, GlobalSection, GlobalType, Instruction, Module, RefType, TableSection, TableType, TypeSection,
+        ValType,
     };
     let mut module = Module::new();
     let mut types = TypeSection::new();
@@ -154,8 +154,8 @@ fn owner() -> wasm_encoder::Module {
 /// every instantiation, one `ref.func` per entry.
 fn linked() -> wasm_encoder::Module {
     use wasm_encoder::{
-        CodeSection, ConstExpr, ElementSection, Elements, FunctionSection, GlobalType, ImportSection, Module,
-        RefType, TableType, TypeSection, ValType,
+        CodeSection, ConstExpr, ElementSection, Elements, FunctionSection, GlobalType, ImportSection, Module, RefType,
+        TableType, TypeSection, ValType,
     };
     let mut module = Module::new();
     let mut types = TypeSection::new();
