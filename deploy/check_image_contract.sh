@@ -9,12 +9,14 @@
 #      plugins folder and the cache and state-key paths the Deployment gives it,
 #      answers /readyz and tools/list, and exits 0 on SIGTERM.
 #
-#   bash deploy/check_image_contract.sh [WARDEN_BIN]   (default: builds target/debug/warden)
+#   bash deploy/check_image_contract.sh [WARDEN]   (default: $WARDEN_BIN, else builds target/debug/warden)
 # Runs as root (it drops to uid 65532 with setpriv).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [[ $# -gt 0 ]]; then
     binary="$1"
+elif [[ -n "${WARDEN_BIN:-}" ]]; then
+    binary="$WARDEN_BIN"
 else
     cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
     binary="$root/target/debug/warden"

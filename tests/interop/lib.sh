@@ -73,7 +73,7 @@ sdk_clients_env() {
 # build_warden: builds Warden (debug) in this repository; sets $warden.
 build_warden() {
   cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
-  warden="$root/target/debug/warden"
+  warden="${CARGO_TARGET_DIR:-$root/target}/debug/warden"
 }
 
 # warden_binary: $WARDEN_BIN (made absolute) if set, else build_warden; sets $warden.

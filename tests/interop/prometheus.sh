@@ -5,7 +5,8 @@
 #
 # Installs Prometheus with apt-get when it is missing (CI runs as root); skips
 # (exit 0) only when there is no apt-get at all. Everything it writes is
-# under target/interop/prometheus.
+# under target/interop/prometheus. Builds Warden (debug; WARDEN_BIN=<path> uses that
+# binary).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/tests/interop/lib.sh"
@@ -25,9 +26,8 @@ if ! command -v prometheus >/dev/null 2>&1; then
 fi
 prometheus --version 2>&1 | head -1
 
-cargo build --quiet -p warden --manifest-path "$root/Cargo.toml"
+warden_binary
 cargo xtask plugins
-warden="${CARGO_TARGET_DIR:-$root/target}/debug/warden"
 plugins="$root/target/plugins/examples"
 
 python_venv "mcp==2.3.0"

@@ -22,6 +22,7 @@ usage: cargo xtask plugins          build the example plugins into target/plugin
        cargo xtask bench --only soak  only the soak (or any of stdio,http,memory,startup,breakdown,soak,devloop;
                                       devloop, the plugin author's save-to-answer loop, runs only when named)
        cargo xtask bench --debug    the same on debug builds: checks the benchmark works (figures meaningless)
+                                    (WARDEN_BIN=<path>: benchmark that Warden instead of building one)
        cargo xtask layers           check the layering the README's Layout section states";
 
 fn main() -> ExitCode {
@@ -118,8 +119,24 @@ fn bench(mut extra: Vec<OsString>) -> Result<ExitCode> {
     let (plugin, prefixed) = (guest("bench")?, guest("prefixed")?);
     // The soak alternates between the two builds of the reload test plugin.
     let (reload_v1, reload_v2) = (guest("reload-v1")?, guest("reload-v2")?);
+    let release = root.join("target").join(if debug { "debug" } else { "release" });
+    // A Warden built already (CI's, by `cargo test`: its features differ from
+    // `--package warden`'s, so building here would compile most of it again).
+    let given = std::env::var_os("WARDEN_BIN").map(PathBuf::from);
+    let warden = match &given {
+        Some(path) => {
+            eprintln!("xtask: benchmarking {} (WARDEN_BIN)", path.display());
+            path.clone()
+        }
+        None => release.join("warden"),
+    };
+    let packages: &[&str] = if given.is_some() {
+        &["warden-bench"]
+    } else {
+        &["warden", "warden-bench"]
+    };
     // Two builds, so the baseline's dependencies' features never leak into Warden's.
-    for package in ["warden", "warden-bench"] {
+    for &package in packages {
         let mut build = host_cargo();
         build.current_dir(&root).args(["build", "--package", package]);
         if !debug {
@@ -130,11 +147,10 @@ fn bench(mut extra: Vec<OsString>) -> Result<ExitCode> {
             bail!("building {package} failed");
         }
     }
-    let release = root.join("target").join(if debug { "debug" } else { "release" });
     let status = Command::new(release.join("warden-bench"))
         .current_dir(&root)
         .arg("--warden")
-        .arg(release.join("warden"))
+        .arg(&warden)
         .arg("--native")
         .arg(release.join("native-mcp"))
         .arg("--plugin")
