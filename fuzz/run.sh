@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a bounded time: `bash fuzz/run.sh [SECONDS]`
-# (60 s each by default). Installs cargo-fuzz into target/tools first. Each
+# (60 s each by default); `bash fuzz/run.sh --build-only` only builds them
+# (CI builds them in the background while other steps run). Installs cargo-fuzz into target/tools first. Each
 # target starts from its seeds in fuzz/corpus/<target> plus what earlier runs
 # found (target/fuzz/corpus/<target>, where new inputs go). A crash stops the
 # run and fails it; libFuzzer saves the input in fuzz/artifacts/<target>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
+build_only=false
+[ "$seconds" = --build-only ] && build_only=true
 bash .ci/install-tool cargo-fuzz 0.13.2
 export PATH="$PWD/target/tools/bin:$PATH"
 
@@ -16,6 +19,7 @@ export PATH="$PWD/target/tools/bin:$PATH"
 # default 1, or building wasmtime's compiler alone takes most of the time.
 flags=(--fuzz-dir fuzz --sanitizer none --codegen-units 16 --target-dir target/fuzz)
 cargo fuzz build "${flags[@]}"
+if $build_only; then exit 0; fi
 for target in $(cargo fuzz list --fuzz-dir fuzz); do
     found=target/fuzz/corpus/$target
     log=target/fuzz/$target.log
