@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a bounded time: `bash fuzz/run.sh [SECONDS]`
 # (60 s each by default); `bash fuzz/run.sh --build-only` only builds them
-# (CI builds them in the background while other steps run). Installs cargo-fuzz into target/tools first. Each
-# target starts from its seeds in fuzz/corpus/<target> plus what earlier runs
+# (CI builds them in the background while other steps run). Installs
+# cargo-fuzz into target/tools first. Each target starts from its seeds in fuzz/corpus/<target> plus what earlier runs
 # found (target/fuzz/corpus/<target>, where new inputs go). A crash stops the
 # run and fails it; libFuzzer saves the input in fuzz/artifacts/<target>/.
 set -euo pipefail

@@ -122,7 +122,14 @@ fn bench(mut extra: Vec<OsString>) -> Result<ExitCode> {
     let release = root.join("target").join(if debug { "debug" } else { "release" });
     // A Warden built already (CI's, by `cargo test`: its features differ from
     // `--package warden`'s, so building here would compile most of it again).
-    let given = std::env::var_os("WARDEN_BIN").map(PathBuf::from);
+    // Absolute: the benchmark runs from the repository's root, not from here.
+    let given = match std::env::var_os("WARDEN_BIN") {
+        Some(path) => Some(
+            std::fs::canonicalize(&path)
+                .with_context(|| format!("WARDEN_BIN={}: no such Warden binary", PathBuf::from(&path).display()))?,
+        ),
+        None => None,
+    };
     let warden = match &given {
         Some(path) => {
             eprintln!("xtask: benchmarking {} (WARDEN_BIN)", path.display());
