@@ -338,7 +338,8 @@ async fn an_endless_loop_ends_at_the_time_limit() {
 #[tokio::test]
 async fn a_fuel_budget_stops_computation_deterministically() {
     let dir = folder("[limits]\nfuel = 5000000\n");
-    let server = serve(dir.path(), Era::Handshake, &[]).await;
+    let audit = dir.path().join("audit.jsonl");
+    let server = serve(dir.path(), Era::Handshake, &["--audit-log", audit.to_str().unwrap()]).await;
     let spun = refused(&server, "spin", json!({})).await;
     assert_eq!(
         spun,
@@ -347,7 +348,26 @@ async fn a_fuel_budget_stops_computation_deterministically() {
     );
     // Ordinary work fits in the budget.
     assert_eq!(allowed(&server, "recurse", json!({"depth": 100})).await, "100");
+    assert_eq!(allowed(&server, "recurse", json!({"depth": 100})).await, "100");
+    assert_eq!(allowed(&server, "recurse", json!({"depth": 10})).await, "10");
     server.stop().await;
+
+    // The audit log says what each call used: all of the budget, then the
+    // same for the same work (a fresh sandbox each time), and less for less.
+    let used: Vec<(String, u64)> = audit_lines(&audit)
+        .iter()
+        .filter(|line| line["plugin"] == "hostile")
+        .map(|line| {
+            let fuel = line["timing"]["fuel_used"].as_u64();
+            (line["outcome"].as_str().unwrap().to_string(), fuel.expect("fuel_used"))
+        })
+        .collect();
+    let outcomes: Vec<&str> = used.iter().map(|(outcome, _)| outcome.as_str()).collect();
+    assert_eq!(outcomes, ["fuel-limit", "ok", "ok", "ok"], "{used:?}");
+    assert_eq!(used[0].1, 5_000_000);
+    assert!(used[1].1 > 0 && used[1].1 < 5_000_000, "{used:?}");
+    assert_eq!(used[1].1, used[2].1, "the same work, the same fuel: {used:?}");
+    assert!(used[3].1 < used[1].1, "{used:?}");
 }
 
 #[tokio::test]
@@ -424,6 +444,13 @@ async fn every_limit_ends_only_the_call_that_hit_it() {
             "ok",
             "trap"
         ]
+    );
+    // No budget, no fuel counted.
+    assert!(
+        audit_lines(&audit)
+            .iter()
+            .all(|line| line["timing"].get("fuel_used").is_none()),
+        "fuel_used is only for plugins with `[limits] fuel`"
     );
 }
 

@@ -10,6 +10,10 @@ callback: the exact request checked) and `json_find_folders` the client's roots 
 list-roots callback) — during the call on the 2025-11-25 wire (legacy mode), as
 input-required results the client retries on the 2026-07-28 wire (auto mode).
 
+Then the fuel a trivial call uses (a copy of the component under `[limits] fuel`, the
+audit log's `fuel_used`): under 1 M units, which it is only while the SDK warms the
+bindings' realm in the snapshot (sdk/js/src/warm.js).
+
 Then, with URL (`warden serve --http` of the same folder), `json_diff` of two
 documents of 20 000 items each runs as an MCP task (contract 0.3.0 `task: 'optional'`):
 raw 2026-07-28 JSON-RPC from a client that declared the tasks extension, created,
@@ -26,6 +30,8 @@ Prints what it checked and the figures; exits 1 if any check failed.
 
 import asyncio
 import json
+import os
+import shutil
 import statistics
 import sys
 import time
@@ -39,6 +45,7 @@ from component_driver import (
     check_refused,
     check_tool_errors,
     cold_then_warm,
+    optimised_code_cached,
     run_as_task,
     serve_component,
     timed_calls,
@@ -605,6 +612,45 @@ BIG_PATCH = [
 BIG_TEXT = f'3 changes:\nreplace /items/5/price = 99.5\nadd /items/{BIG_ITEMS - 1}/tags/- = "c"\nreplace /version = 2'
 
 
+# The fuel (Wasmtime's count of the guest's instructions) a trivial call may use. With
+# componentize-js 0.23.0 `json_format` of `{"a":1}` used 1.46 M units until the SDK warmed
+# the bindings' realm in the snapshot (sdk/js/src/warm.js), and 0.69 M since: this fails
+# if that warm-up stops working. Unlike time, fuel is the same on any machine.
+TRIVIAL_CALL_FUEL = 1_000_000
+
+
+async def trivial_call_fuel(checks: Checks, warden: str, plugins: str, work: str) -> None:
+    """Serves a copy of the component under a fuel budget and reads, from the audit log,
+    the fuel three identical trivial calls used: each under TRIVIAL_CALL_FUEL.
+    (The audit log of the first `warden serve`, which only fills the cache, is empty.)"""
+    folder, cache, audit = (os.path.join(work, f"js-sdk-fuel-{name}") for name in ("plugins", "cache", "audit.jsonl"))
+    for old in (folder, cache):
+        shutil.rmtree(old, ignore_errors=True)
+        os.makedirs(old)
+    if os.path.exists(audit):
+        os.remove(audit)
+    shutil.copy(os.path.join(plugins, "json-tools.wasm"), folder)
+    with open(os.path.join(folder, "json-tools.toml"), "w", encoding="utf-8") as manifest:
+        manifest.write("[limits]\nfuel = 100000000000\n")
+    server = serve_component(warden, folder, cache, "--audit-log", audit)
+    # Every call on the optimised code (a cold load would serve baseline code first).
+    await optimised_code_cached(checks, server)
+    arguments = {"text": '{"a":1}', "indent": 0}
+    async with Client(server, mode="legacy") as client:
+        for _ in range(3):
+            result = await client.call_tool("json_format", arguments)
+            checks.equal("[fuel] json_format text", texts(result), ['{"a":1}'])
+    with open(audit, encoding="utf-8") as lines:
+        used = [json.loads(line)["timing"].get("fuel_used") for line in lines]
+    print(f"fuel used by json_format {json.dumps(arguments)}, three calls: {used}")
+    checks.equal("[fuel] calls in the audit log", len(used), 3)
+    checks.true(
+        f"[fuel] a trivial call uses under {TRIVIAL_CALL_FUEL}",
+        all(isinstance(fuel, int) and fuel < TRIVIAL_CALL_FUEL for fuel in used),
+        f"fuel {used}",
+    )
+
+
 async def main() -> None:
     warden, plugins, cache, audit = sys.argv[1:5]
     url = sys.argv[5] if len(sys.argv) > 5 else None
@@ -619,6 +665,7 @@ async def main() -> None:
             run_as_task(checks, url, "json_diff", arguments, {"patch": BIG_PATCH, "changes": 3}, BIG_TEXT)
         except Exception as error:
             checks.failed.append(f"[task json_diff] raised {type(error).__name__}: {error}")
+    await trivial_call_fuel(checks, warden, plugins, os.path.dirname(os.path.abspath(audit)))
     timings: dict[str, list[int]] = {}
     with open(audit, encoding="utf-8") as lines:
         for line in lines:

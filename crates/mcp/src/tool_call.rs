@@ -190,6 +190,7 @@ pub async fn run(
         instantiated_ahead_us: audit::micros(ended.report.instantiated_ahead),
         guest_us: audit::micros(ended.report.run),
         convert_us: audit::micros(converted),
+        fuel_used: ended.report.fuel_used,
     });
     ended
 }

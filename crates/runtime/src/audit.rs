@@ -171,6 +171,11 @@ pub struct Timing {
     pub instantiated_ahead_us: u64,
     pub guest_us: u64,
     pub convert_us: u64,
+    /// For a plugin with a `[limits] fuel` budget: the fuel the call used,
+    /// to size that budget by (the same for the same work, unlike time; an
+    /// instantiation on the call's path adds its start code's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fuel_used: Option<u64>,
 }
 
 fn is_zero(micros: &u64) -> bool {

@@ -116,6 +116,9 @@ pub struct CallReport {
     /// The spare's instantiation, done before the call arrived.
     pub instantiated_ahead: Duration,
     pub run: Duration,
+    /// The fuel the call used, for a plugin with a `[limits] fuel` budget:
+    /// the guest's instructions, counted the same way at every call.
+    pub fuel_used: Option<u64>,
     /// Linear memory and tables the instance held at the end (bytes).
     pub memory: usize,
     pub denials: Vec<String>,
@@ -380,6 +383,10 @@ impl Runtime {
         drop(timed);
         (timings.denials, timings.denied) = store.data().denials.take(&plugin_name);
         timings.memory = store.data().limiter.used();
+        // What the budget `arm` set is down by (all of it when exhausted).
+        timings.fuel_used = limits
+            .fuel
+            .map(|fuel| fuel.saturating_sub(store.get_fuel().unwrap_or(0)));
         let Some(result) = result else {
             store.data().finish(&plugin_name);
             drop(store);

@@ -7,6 +7,7 @@
 
 import { currentPlugin, log, progress, cancelled, canAsk, NotFoundError, InvalidArgumentsError } from './index.js';
 import { Input, isPending } from './input.js';
+import { warmBindingsRealm } from './warm.js';
 
 const extra = { log, progress, cancelled, canAsk };
 
@@ -340,3 +341,6 @@ export const completions = {
     }
   },
 };
+
+// Runs while componentize-js takes the snapshot every call starts from (./warm.js).
+warmBindingsRealm();
