@@ -161,6 +161,10 @@ impl Loader {
         reusable: &[Arc<Plugin>],
     ) -> Result<(Vec<(PluginSource, Plugin)>, Vec<(PluginSource, anyhow::Error)>)> {
         let _batch = self.compilations.batch();
+        let _loading = match self.tiering.get() {
+            Some(tiering) => Some(tiering.loading().await),
+            None => None,
+        };
         let mut tasks = tokio::task::JoinSet::new();
         for (index, source) in sources.into_iter().enumerate() {
             let loader = self.clone();

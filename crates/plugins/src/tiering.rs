@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, RwLock, RwLockReadGuard, Semaphore};
 use wasmtime::component::Component;
 
 /// Components of at least this many bytes are served on baseline code first:
@@ -39,6 +39,11 @@ pub struct Tiering {
     /// never waits for a background one, and the memory they hold together
     /// stays bounded.
     background: Semaphore,
+    /// Held (shared) while a batch of plugins loads: a background
+    /// compilation starts only once no batch is loading, so that a cold
+    /// start's baseline compiles and first listings have the cores to
+    /// themselves (Cranelift would take both).
+    loading: RwLock<()>,
 }
 
 impl Default for Tiering {
@@ -48,6 +53,7 @@ impl Default for Tiering {
             running: Mutex::default(),
             signal: Arc::default(),
             background: Semaphore::new(1),
+            loading: RwLock::new(()),
         }
     }
 }
@@ -56,6 +62,11 @@ impl Tiering {
     /// What rings when optimised code is ready.
     pub fn signal(&self) -> Arc<Notify> {
         self.signal.clone()
+    }
+
+    /// Held while a batch of plugins loads (see `loading`).
+    pub async fn loading(&self) -> RwLockReadGuard<'_, ()> {
+        self.loading.read().await
     }
 
     /// The optimised code of a component, once compiled in the background.
@@ -91,6 +102,8 @@ impl Tiering {
         let (tiering, plugin) = (self.clone(), plugin.to_string());
         tokio::spawn(async move {
             let _turn = tiering.background.acquire().await.expect("never closed");
+            // After the loads under way, whose listings run on baseline code.
+            drop(tiering.loading.write().await);
             let started = std::time::Instant::now();
             let compiled = tokio::task::spawn_blocking(compile).await;
             match compiled {
