@@ -136,6 +136,7 @@ pub const JS: &[(&str, &str)] = &[
         "warden-plugin/src/schema.js",
         include_str!("../../../sdk/js/src/schema.js"),
     ),
+    ("warden-plugin/src/warm.js", include_str!("../../../sdk/js/src/warm.js")),
     (
         "warden-plugin/wit/plugin.wit",
         include_str!("../../../sdk/js/wit/plugin.wit"),
