@@ -353,7 +353,9 @@ async fn a_fuel_budget_stops_computation_deterministically() {
     server.stop().await;
 
     // The audit log says what each call used: all of the budget, then the
-    // same for the same work (a fresh sandbox each time), and less for less.
+    // same for the same work (a fresh sandbox each time) but for the start
+    // code of an instantiation on the call's path, which a sandbox made ahead
+    // ran before its call (a unit or so here), and less for less.
     let used: Vec<(String, u64)> = audit_lines(&audit)
         .iter()
         .filter(|line| line["plugin"] == "hostile")
@@ -366,7 +368,10 @@ async fn a_fuel_budget_stops_computation_deterministically() {
     assert_eq!(outcomes, ["fuel-limit", "ok", "ok", "ok"], "{used:?}");
     assert_eq!(used[0].1, 5_000_000);
     assert!(used[1].1 > 0 && used[1].1 < 5_000_000, "{used:?}");
-    assert_eq!(used[1].1, used[2].1, "the same work, the same fuel: {used:?}");
+    assert!(
+        used[1].1.abs_diff(used[2].1) <= 16,
+        "the same work, the same fuel: {used:?}"
+    );
     assert!(used[3].1 < used[1].1, "{used:?}");
 }
 
