@@ -117,7 +117,8 @@ pub struct CallReport {
     pub instantiated_ahead: Duration,
     pub run: Duration,
     /// The fuel the call used, for a plugin with a `[limits] fuel` budget:
-    /// the guest's instructions, counted the same way at every call.
+    /// the guest's instructions (an instantiation on the call's path adds
+    /// its start code's).
     pub fuel_used: Option<u64>,
     /// Linear memory and tables the instance held at the end (bytes).
     pub memory: usize,
