@@ -253,6 +253,13 @@ impl CodeCache {
     }
 }
 
+/// What Warden's patched Wasmtime (vendor/README.md) compiles differently
+/// from the release with the same version, which the engine's own hash does
+/// not cover: since 2026-12-06 a component's core functions get a host entry
+/// point only when exported, and a Wasmtime without the patch cannot load
+/// such code. A different value keeps each build to entries it can run.
+const CODE_LAYOUT: &str = "host entry points for exported functions only";
+
 /// A stable rendering of the engine's compatibility hash: `Hash` only
 /// promises a value for the process, so the hashed bytes go through sha256.
 pub fn compatibility_hash(engine: &Engine) -> String {
@@ -267,6 +274,7 @@ pub fn compatibility_hash(engine: &Engine) -> String {
     }
     let mut hasher = Sha(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut hasher);
+    CODE_LAYOUT.hash(&mut hasher);
     hex::encode(&hasher.0.finalize()[..8])
 }
 

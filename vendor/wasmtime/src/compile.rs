@@ -29,7 +29,8 @@ use crate::prelude::*;
 use std::{any::Any, borrow::Cow, collections::BTreeMap, mem, ops::Range};
 use wasmtime_environ::{
     Abi, CompiledFunctionBody, CompiledFunctionsTable, CompiledFunctionsTableBuilder,
-    CompiledModuleInfo, Compiler, DefinedFuncIndex, FilePos, FinishedObject, FuncKey,
+    CompiledModuleInfo, Compiler, DefinedFuncIndex, EntityIndex, FilePos, FinishedObject, FuncIndex,
+    FuncKey,
     FunctionBodyData, Inlining, InliningCompiler, ModuleEnvironment, ModuleTranslation,
     ModuleTypes, ModuleTypesBuilder, ObjectKind, PrimaryMap, StaticModuleIndex, Tunables,
     graphs::{EntityGraph, Graph as _},
@@ -286,6 +287,26 @@ struct InlineHeuristicParams<'a> {
     callee_needs_gc_heap: bool,
 }
 
+/// Which defined functions get an array-to-wasm trampoline, the entry point
+/// through which the host calls a wasm function (`VMFuncRef::array_call`).
+#[derive(Clone, Copy)]
+enum ArrayToWasmTrampolines {
+    /// Every escaping function (exported, in a table, or `ref.func`'d): a core
+    /// module's host can reach any of them (`Table::get`, a funcref passed to a
+    /// host function) and call it.
+    Escaping,
+    /// Exported functions only. In a component the host reaches a core
+    /// function only through a core instance's exports (`canon lift`,
+    /// `realloc`, `post-return`, a resource's destructor); the component model
+    /// has no type that hands it a table's or a global's funcref. A component
+    /// like CPython's has thousands of functions that escape only into its
+    /// function table, and compiling an entry for each was as much work as
+    /// compiling their bodies with Winch. The `VMFuncRef` of a function
+    /// without one gets `no_array_to_wasm_trampoline` (runtime/vm/instance.rs),
+    /// which traps.
+    Exported,
+}
+
 /// The collection of things we need to compile for a Wasm module or component.
 #[derive(Default)]
 struct CompileInputs<'a> {
@@ -309,7 +330,11 @@ impl<'a> CompileInputs<'a> {
         let mut ret = CompileInputs { inputs: vec![] };
 
         let module_index = StaticModuleIndex::from_u32(0);
-        ret.collect_inputs_in_translations(types, [(module_index, translation, functions)]);
+        ret.collect_inputs_in_translations(
+            types,
+            [(module_index, translation, functions)],
+            ArrayToWasmTrampolines::Escaping,
+        );
 
         ret
     }
@@ -333,7 +358,11 @@ impl<'a> CompileInputs<'a> {
 
         let mut ret = CompileInputs { inputs: vec![] };
 
-        ret.collect_inputs_in_translations(types.module_types_builder(), module_translations);
+        ret.collect_inputs_in_translations(
+            types.module_types_builder(),
+            module_translations,
+            ArrayToWasmTrampolines::Exported,
+        );
         let tunables = engine.tunables();
 
         for i in component
@@ -474,8 +503,18 @@ impl<'a> CompileInputs<'a> {
                 PrimaryMap<DefinedFuncIndex, FunctionBodyData<'a>>,
             ),
         >,
+        array_to_wasm: ArrayToWasmTrampolines,
     ) {
         for (module, translation, functions) in translations {
+            let exported: HashSet<FuncIndex> = translation
+                .module
+                .exports
+                .values()
+                .filter_map(|entity| match entity {
+                    EntityIndex::Function(index) => Some(*index),
+                    _ => None,
+                })
+                .collect();
             for (def_func_index, func_body_data) in functions {
                 self.push_input(move |compiler| {
                     let key = FuncKey::DefinedWasmFunction(module, def_func_index);
@@ -517,7 +556,13 @@ impl<'a> CompileInputs<'a> {
                 });
 
                 let func_index = translation.module.func_index(def_func_index);
-                if translation.module.functions[func_index].is_escaping() {
+                let needs_array_to_wasm = match array_to_wasm {
+                    ArrayToWasmTrampolines::Escaping => {
+                        translation.module.functions[func_index].is_escaping()
+                    }
+                    ArrayToWasmTrampolines::Exported => exported.contains(&func_index),
+                };
+                if needs_array_to_wasm {
                     self.push_input(move |compiler| {
                         let key = FuncKey::ArrayToWasmTrampoline(module, def_func_index);
                         let func_index = translation.module.func_index(def_func_index);

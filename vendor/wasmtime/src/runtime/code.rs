@@ -441,4 +441,14 @@ impl<'a> ModuleWithCode<'a> {
         let range = self.module.compiled_module().function_range(key);
         &self.store_code.text()[range]
     }
+
+    /// Like `function`, or `None` if nothing was compiled for `key` (an
+    /// array-to-wasm trampoline a component's function was compiled without).
+    #[inline]
+    pub fn try_function(&self, key: FuncKey) -> Option<&[u8]> {
+        let loc = self.module.compiled_module().try_func_loc(key)?;
+        let start = usize::try_from(loc.start).unwrap();
+        let end = usize::try_from(loc.start + loc.length).unwrap();
+        Some(&self.store_code.text()[start..end])
+    }
 }

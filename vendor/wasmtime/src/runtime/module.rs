@@ -1272,7 +1272,8 @@ fn _assert_send_sync() {
 /// The text-section offsets of a `VMFuncRef`'s two entry points.
 #[derive(Clone, Copy)]
 pub(crate) struct FuncRefCode {
-    /// The array-to-wasm trampoline's start.
+    /// The array-to-wasm trampoline's start, or `NO_ARRAY_CALL` for a function
+    /// compiled without one (`ArrayToWasmTrampolines` in compile.rs).
     pub array_call: u32,
     /// The wasm function's start.
     pub wasm_call: u32,
@@ -1284,8 +1285,10 @@ impl FuncRefCode {
         wasm_call: u32::MAX,
     };
 
+    pub const NO_ARRAY_CALL: u32 = u32::MAX;
+
     fn is_none(&self) -> bool {
-        self.array_call == u32::MAX
+        self.wasm_call == u32::MAX
     }
 }
 
@@ -1301,9 +1304,9 @@ fn func_ref_code(module: &CompiledModule) -> Box<[FuncRefCode]> {
         };
         let array = module.try_func_loc(FuncKey::ArrayToWasmTrampoline(env.module_index, def_index));
         let wasm = module.try_func_loc(FuncKey::DefinedWasmFunction(env.module_index, def_index));
-        if let (Some(array), Some(wasm)) = (array, wasm) {
+        if let Some(wasm) = wasm {
             *slot = FuncRefCode {
-                array_call: array.start,
+                array_call: array.map_or(FuncRefCode::NO_ARRAY_CALL, |array| array.start),
                 wasm_call: wasm.start,
             };
         }

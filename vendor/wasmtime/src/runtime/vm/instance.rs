@@ -3,7 +3,7 @@
 //! `InstanceHandle` is a reference-counting handle for an `Instance`.
 
 use crate::code::ModuleWithCode;
-use crate::module::ModuleRegistry;
+use crate::module::{FuncRefCode, ModuleRegistry};
 use crate::prelude::*;
 use crate::runtime::vm::export::{Export, ExportMemory};
 use crate::runtime::vm::memory::{Memory, RuntimeMemoryCreator};
@@ -910,10 +910,18 @@ impl Instance {
                 }
             };
             let (array_call, wasm_call) = (code.array_call as usize, code.wasm_call as usize);
-            assert!(array_call < text.len() && wasm_call < text.len());
+            let has_array_call = code.array_call != FuncRefCode::NO_ARRAY_CALL;
+            assert!((!has_array_call || array_call < text.len()) && wasm_call < text.len());
             let text = text.as_ptr().cast::<u8>();
-            // SAFETY: both offsets are within the text section (checked above).
-            let (array_call, wasm_call) = unsafe { (text.add(array_call), text.add(wasm_call)) };
+            // SAFETY: the offsets used are within the text section (checked
+            // above).
+            let (array_call, wasm_call) = unsafe {
+                let array_call = match has_array_call {
+                    true => text.add(array_call).cast_const(),
+                    false => no_array_to_wasm_trampoline as *const u8,
+                };
+                (array_call, text.add(wasm_call))
+            };
             // SAFETY: the type/offset are valid for the defined function at
             // `def_index` and the pointers are its two entry points in the
             // store's code, as `initialize_and_return_funcref` computes them.
@@ -1008,7 +1016,10 @@ impl Instance {
         )
         .expect("module not in store");
 
-        let array_call = module_with_code.function(array_to_wasm_key).as_ptr();
+        let array_call = match module_with_code.try_function(array_to_wasm_key) {
+            Some(code) => code.as_ptr(),
+            None => no_array_to_wasm_trampoline as *const u8,
+        };
         let wasm_call = module_with_code.function(wasm_key).as_ptr();
         // SAFETY: the caller guarantees the type and offset; the pointers are
         // the function's two entry points in the store's code.
@@ -1955,5 +1966,37 @@ impl PassiveElementSegment {
     /// The elements of this segment.
     pub(crate) fn elements_mut(&mut self) -> &mut [ValRaw] {
         &mut self.elements
+    }
+}
+
+/// The `VMFuncRef::array_call` of a wasm function compiled without an
+/// array-to-wasm trampoline (a component's function that is not exported from
+/// its core module: `ArrayToWasmTrampolines` in compile.rs). The host cannot
+/// reach such a function through the component model; should it call one
+/// anyway (a core module taken out of a component and instantiated on its own,
+/// then a funcref read from its table), the call fails with this trap instead
+/// of jumping anywhere. It has the signature and the entry sequence of a host
+/// function called from the host (`Func::array_call_trampoline`).
+///
+/// # Safety
+///
+/// Called only as a `VMArrayCallNative`, with the `caller_vmctx` that
+/// `invoke_wasm_and_catch_traps` provides.
+unsafe extern "C" fn no_array_to_wasm_trampoline(
+    _callee_vmctx: NonNull<VMOpaqueContext>,
+    caller_vmctx: NonNull<VMContext>,
+    _args: NonNull<ValRaw>,
+    _args_len: usize,
+) -> bool {
+    // SAFETY: as for any host function entered from wasm or the host: the
+    // caller's vmctx is valid and nothing else holds the store.
+    unsafe {
+        Instance::enter_host_from_wasm(caller_vmctx, |_store, _instance| -> Result<()> {
+            bail!(
+                "this wasm function cannot be called from the host: it is not exported \
+                 from its core module, and a component's core modules are compiled with \
+                 host entry points for their exported functions only"
+            )
+        })
     }
 }
