@@ -169,6 +169,96 @@ async fn start_code_that_never_ends_is_not_run_again_behind_the_clients_back() {
     server.stop().await;
 }
 
+/// A plain component exporting `ok() -> u8`: 1 when any 64 KiB page of its
+/// first 4 MiB of memory holds anything but zeros (every call sees a fresh
+/// memory: 0), after which it fills those 4 MiB, dirtying 1 024 pages, so
+/// that wiping its sandbox takes long enough to be done after the answer.
+fn dirtying_component() -> Vec<u8> {
+    use wasm_encoder::{
+        BlockType, CodeSection, ExportKind, ExportSection, Function, FunctionSection, Instruction, MemArg, Module,
+        TypeSection, ValType,
+    };
+    const DIRTIED: i32 = 4 << 20;
+    let mut module = Module::new();
+    let mut types = TypeSection::new();
+    types.ty().function([], [ValType::I32]);
+    module.section(&types);
+    let mut functions = FunctionSection::new();
+    functions.function(0);
+    module.section(&functions);
+    module.section(&support::components::memory(64));
+    let mut exports = ExportSection::new();
+    exports.export("ok", ExportKind::Func, 0);
+    module.section(&exports);
+    let word = MemArg {
+        offset: 0,
+        align: 2,
+        memory_index: 0,
+    };
+    // Locals: 0 = address, 1 = what was found there, OR-ed.
+    let mut ok = Function::new([(2, ValType::I32)]);
+    ok.instruction(&Instruction::Loop(BlockType::Empty))
+        .instruction(&Instruction::LocalGet(1))
+        .instruction(&Instruction::LocalGet(0))
+        .instruction(&Instruction::I32Load(word))
+        .instruction(&Instruction::I32Or)
+        .instruction(&Instruction::LocalSet(1))
+        .instruction(&Instruction::LocalGet(0))
+        .instruction(&Instruction::I32Const(64 << 10))
+        .instruction(&Instruction::I32Add)
+        .instruction(&Instruction::LocalTee(0))
+        .instruction(&Instruction::I32Const(DIRTIED))
+        .instruction(&Instruction::I32LtU)
+        .instruction(&Instruction::BrIf(0))
+        .instruction(&Instruction::End)
+        .instruction(&Instruction::I32Const(0))
+        .instruction(&Instruction::I32Const(0xAB))
+        .instruction(&Instruction::I32Const(DIRTIED))
+        .instruction(&Instruction::MemoryFill(0))
+        .instruction(&Instruction::LocalGet(1))
+        .instruction(&Instruction::I32Const(0))
+        .instruction(&Instruction::I32Ne)
+        .instruction(&Instruction::End);
+    let mut code = CodeSection::new();
+    code.function(&ok);
+    module.section(&code);
+    support::components::exporting_ok(&module)
+}
+
+#[tokio::test]
+async fn a_sandbox_wiped_after_its_answer_leaves_nothing_to_the_next_call() {
+    let dir = PluginDir::new();
+    dir.write("dirty.wasm", dirtying_component());
+    let mut command = support::warden();
+    command.env("RUST_LOG", "warden=info,warden_runtime=debug");
+    let (server, audit) = support::components::serve_audited(&dir, command).await;
+    // Filling 4 MiB makes the first wipe long; the calls after are answered
+    // before their sandbox is wiped, and each finds its memory as new,
+    // whether it was made ahead or on its own path, sequential or at once.
+    for round in 0..20 {
+        assert_eq!(text(&server.call("ok", json!({})).await), "0", "call {round}");
+    }
+    server.wait_for_log("the next is wiped after its answer").await;
+    let server = std::sync::Arc::new(server);
+    let mut together = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let server = server.clone();
+        together.spawn(async move { text(&server.call("ok", json!({})).await) });
+    }
+    for answer in together.join_all().await {
+        assert_eq!(answer, "0", "a call made at once with others");
+    }
+    let server = std::sync::Arc::into_inner(server).unwrap();
+    for round in 0..20 {
+        assert_eq!(text(&server.call("ok", json!({})).await), "0", "call {round} after");
+    }
+    assert!(
+        timings(&audit).iter().any(|t| t.get("instantiated_ahead_us").is_some()),
+        "no call ran on a sandbox made ahead, so this checked nothing of them"
+    );
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_sandbox_made_ahead_remembers_nothing_of_earlier_calls() {
     let dir = PluginDir::with(&["misbehave"]);

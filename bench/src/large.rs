@@ -105,12 +105,17 @@ impl Large {
         command.arg("--audit-log").arg(audit.path());
         let (client, _) = connect_stdio(command).await?;
         let warmup = (calls / 10).max(10);
-        for _ in 0..warmup + calls {
+        let mut round_trips = Vec::new();
+        for n in 0..warmup + calls {
+            let started = Instant::now();
             let result = client
                 .call_tool(
                     CallToolRequestParams::new(tool).with_arguments(arguments.as_object().cloned().unwrap_or_default()),
                 )
                 .await?;
+            if n >= warmup {
+                round_trips.push(started.elapsed());
+            }
             let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
             ensure!(
                 result.is_error != Some(true) && text.as_deref().is_some_and(|t| t.contains(expected)),
@@ -152,6 +157,7 @@ impl Large {
             instantiate,
             guest,
             ahead: Summary::of_any(ahead),
+            round_trip: Summary::of(round_trips),
         }))
     }
 }
@@ -169,6 +175,8 @@ pub struct TrivialCall {
     pub guest: Summary,
     /// The calls served by a sandbox instantiated ahead: that instantiation.
     pub ahead: Summary,
+    /// From the client's request to its answer (over stdio).
+    pub round_trip: Summary,
 }
 
 impl TrivialCall {
@@ -182,6 +190,7 @@ impl TrivialCall {
             "instantiate": self.instantiate.to_json(),
             "guest": self.guest.to_json(),
             "instantiated_ahead": self.ahead.to_json(),
+            "round_trip": self.round_trip.to_json(),
         })
     }
 
@@ -200,11 +209,11 @@ impl TrivialCall {
         let mut out = String::from(
             "\n### A trivial call in a fresh instance of a large component (p50 / p99, from the audit log)\n\n\
              | component | tool | calls come | store + sandbox | instantiate (on the call's path) | guest | the three | calls | \
-             served by a sandbox instantiated ahead (that instantiation) |\n|---|---|---|---|---|---|---|---|---|\n",
+             served by a sandbox instantiated ahead (that instantiation) | round trip at the client |\n|---|---|---|---|---|---|---|---|---|---|\n",
         );
         for call in calls {
             out += &format!(
-                "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} ({}) |\n",
+                "| {} | `{}` | {} | {} | {} | {} | {} | {} | {} ({}) | {} |\n",
                 call.label,
                 call.tool,
                 call.pace(),
@@ -214,7 +223,8 @@ impl TrivialCall {
                 both(&call.sandbox),
                 call.sandbox.count,
                 call.ahead.count,
-                both(&call.ahead)
+                both(&call.ahead),
+                both(&call.round_trip)
             );
         }
         out

@@ -16,6 +16,10 @@
 //!   prints the RSS they needed.
 //! - `CALL_COST_PAUSE_MS=N`: pause N ms after each call, as an agent's calls
 //!   come (the machine's caches and idle states then meet each call cold).
+//! - `CALL_COST_SPIN_US=N`: busy-wait N µs before each call (with or instead
+//!   of a pause): whether a core kept busy meets the call any warmer.
+//! - `CALL_COST_AHEAD=1`: as `warden serve` does, instantiate each call's
+//!   successor ahead of it (a spare), so calls run on sandboxes made earlier.
 //! - `CALL_COST_BASELINE=1`: load as `warden serve` loads a large component
 //!   (tiering on): Winch's baseline code, which these calls then run on (no
 //!   reconciler moves the plugin onto the optimised code compiled meanwhile).
@@ -108,9 +112,17 @@ async fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|ms| ms.parse().ok())
         .map_or(Duration::ZERO, Duration::from_millis);
+    let ahead = std::env::var_os("CALL_COST_AHEAD").is_some();
+    let mut served_ahead = 0;
     for i in 0..calls + calls / 10 {
         if i == calls / 10 {
             measured_faults = faults();
+        }
+        if let Some(spin) = std::env::var("CALL_COST_SPIN_US").ok().and_then(|us| us.parse().ok()) {
+            let until = Instant::now() + Duration::from_micros(spin);
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
         }
         let started = Instant::now();
         let (result, report) = plugin
@@ -123,7 +135,10 @@ async fn main() -> anyhow::Result<()> {
                     plain: None,
                 },
                 None,
-                CallContext::detached(plugin.name.clone()),
+                CallContext {
+                    prepare_next: ahead,
+                    ..CallContext::detached(plugin.name.clone())
+                },
                 &std::convert::identity::<InputRequired>,
             )
             .await;
@@ -137,6 +152,7 @@ async fn main() -> anyhow::Result<()> {
             instantiate.push(report.instantiate);
             run.push(report.run);
             total.push(elapsed);
+            served_ahead += usize::from(!report.instantiated_ahead.is_zero());
         }
         if !pause.is_zero() {
             tokio::time::sleep(pause).await;
@@ -144,6 +160,9 @@ async fn main() -> anyhow::Result<()> {
     }
     let after = faults();
     let measured = setup.len() as f64;
+    if ahead {
+        println!("served ahead {served_ahead} of {}", setup.len());
+    }
     if let Some((total, instantiate, run)) = first {
         println!(
             "first call   {:>8.1} µs   (instantiate {:.1} µs, run {:.1} µs)",

@@ -319,7 +319,7 @@ impl Runtime {
         if let Err(why) = self.pool.memory_reset.check() {
             return (Err(CallFailure::Unavailable(why)), timings);
         }
-        let Some((_running, _handles)) = self.admit(plugin).await else {
+        let Some((_running, handles)) = self.admit(plugin).await else {
             return (
                 Err(CallFailure::Busy {
                     concurrency: limits.concurrency,
@@ -334,7 +334,7 @@ impl Runtime {
         let started = Instant::now();
         // Taken once the call may run: a sandbox instantiated ahead brings
         // its own pool slot.
-        let (mut store, ready, _slot) = match plugin.spare.take() {
+        let (mut store, ready, slot) = match plugin.spare.take() {
             Some(spare) => {
                 let mut store = spare.store;
                 store.data_mut().call = call;
@@ -419,18 +419,30 @@ impl Runtime {
             }),
         };
         sandbox.finish(&plugin_name);
-        // The slot's memory is wiped when the store goes.
-        drop(store);
-        self.pool.check_wiped();
+        let retired = spare::Retired { store, slot, handles };
+        if outcome.is_err() {
+            // The slot's memory is wiped when the store goes; a failed call's
+            // handles are given back before its error is.
+            drop(retired);
+            self.pool.check_wiped();
+            return (outcome, timings);
+        }
         // Only after a call that worked: a plugin whose instantiation fails
         // or runs long is not instantiated again behind its client's back.
         // And only while no other call of the plugin runs: when calls
         // overlap, the cores are theirs, and a spare's task and wake-up
         // would only add to what each call costs.
         let alone = plugin.concurrency.available_permits() + 1 >= limits.concurrency as usize;
-        if prepare_next && outcome.is_ok() && alone {
-            spare::prepare(&self.pool, &plugin.pre, &plugin.settings, &plugin.spare, plugin_name);
-        }
+        let next = prepare_next && alone;
+        spare::retire(
+            &self.pool,
+            retired,
+            &plugin.pre,
+            &plugin.settings,
+            &plugin.spare,
+            plugin_name,
+            next,
+        );
         (outcome, timings)
     }
 
