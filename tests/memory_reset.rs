@@ -23,27 +23,12 @@ const IMAGED: i32 = 64;
 /// has them. Then it overwrites them all with 0xFF. It answers 7 when every
 /// mark was fresh, and 0 when any held what an earlier call wrote.
 fn component() -> Vec<u8> {
-    use wasm_encoder::{
-        BlockType, CodeSection, ConstExpr, DataSection, ExportKind, ExportSection, Function, FunctionSection,
-        Instruction, MemArg, Module, TypeSection, ValType,
-    };
+    use wasm_encoder::{BlockType, ConstExpr, DataSection, Function, Instruction, MemArg, ValType};
     let byte = MemArg {
         offset: 0,
         align: 0,
         memory_index: 0,
     };
-    let mut module = Module::new();
-    let mut types = TypeSection::new();
-    types.ty().function([], [ValType::I32]);
-    module.section(&types);
-    let mut functions = FunctionSection::new();
-    functions.function(0);
-    module.section(&functions);
-    module.section(&support::components::memory((MARKS * STRIDE / 65536 + 1) as u64));
-    let mut exports = ExportSection::new();
-    exports.export("ok", ExportKind::Func, 0);
-    module.section(&exports);
-
     // Locals: 0 = mark index, 1 = address, 2 = a stale mark was seen.
     let (index, address, stale) = (0, 1, 2);
     let mut ok = Function::new([(3, ValType::I32)]);
@@ -87,10 +72,7 @@ fn component() -> Vec<u8> {
         .instruction(&Instruction::LocalGet(stale))
         .instruction(&Instruction::Select)
         .instruction(&Instruction::End);
-    let mut code = CodeSection::new();
-    code.function(&ok);
-    module.section(&code);
-
+    let mut module = support::components::ok_module((MARKS * STRIDE / 65536 + 1) as u64, &ok);
     let mut data = DataSection::new();
     for mark in 0..IMAGED {
         data.active(0, &ConstExpr::i32_const(mark * STRIDE), [0x2A]);

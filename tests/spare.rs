@@ -169,27 +169,13 @@ async fn start_code_that_never_ends_is_not_run_again_behind_the_clients_back() {
     server.stop().await;
 }
 
-/// A plain component exporting `ok() -> u8`: 1 when any 64 KiB page of its
-/// first 4 MiB of memory holds anything but zeros (every call sees a fresh
-/// memory: 0), after which it fills those 4 MiB, dirtying 1 024 pages, so
-/// that wiping its sandbox takes long enough to be done after the answer.
+/// A plain component exporting `ok() -> u8`: 1 when the first word of any
+/// 64 KiB of its 16 MiB memory is not zero (every call sees a fresh memory:
+/// 0), after which it fills all 16 MiB, dirtying 4 096 pages, so that
+/// wiping its sandbox takes long enough to be done after the answer.
 fn dirtying_component() -> Vec<u8> {
-    use wasm_encoder::{
-        BlockType, CodeSection, ExportKind, ExportSection, Function, FunctionSection, Instruction, MemArg, Module,
-        TypeSection, ValType,
-    };
-    const DIRTIED: i32 = 4 << 20;
-    let mut module = Module::new();
-    let mut types = TypeSection::new();
-    types.ty().function([], [ValType::I32]);
-    module.section(&types);
-    let mut functions = FunctionSection::new();
-    functions.function(0);
-    module.section(&functions);
-    module.section(&support::components::memory(64));
-    let mut exports = ExportSection::new();
-    exports.export("ok", ExportKind::Func, 0);
-    module.section(&exports);
+    use wasm_encoder::{BlockType, Function, Instruction, MemArg, ValType};
+    const DIRTIED: i32 = 16 << 20;
     let word = MemArg {
         offset: 0,
         align: 2,
@@ -219,10 +205,7 @@ fn dirtying_component() -> Vec<u8> {
         .instruction(&Instruction::I32Const(0))
         .instruction(&Instruction::I32Ne)
         .instruction(&Instruction::End);
-    let mut code = CodeSection::new();
-    code.function(&ok);
-    module.section(&code);
-    support::components::exporting_ok(&module)
+    support::components::exporting_ok(&support::components::ok_module(256, &ok))
 }
 
 #[tokio::test]
@@ -232,7 +215,7 @@ async fn a_sandbox_wiped_after_its_answer_leaves_nothing_to_the_next_call() {
     let mut command = support::warden();
     command.env("RUST_LOG", "warden=info,warden_runtime=debug");
     let (server, audit) = support::components::serve_audited(&dir, command).await;
-    // Filling 4 MiB makes the first wipe long; the calls after are answered
+    // Filling 16 MiB makes the first wipe long; the calls after are answered
     // before their sandbox is wiped, and each finds its memory as new,
     // whether it was made ahead or on its own path, sequential or at once.
     for round in 0..20 {

@@ -38,6 +38,27 @@ pub async fn serve_audited(
     (server, audit)
 }
 
+/// A core module of `pages` of memory whose one function, `ok` (`() -> i32`),
+/// is `ok`, exported.
+pub fn ok_module(pages: u64, ok: &wasm_encoder::Function) -> Module {
+    use wasm_encoder::{CodeSection, ExportSection, FunctionSection, TypeSection, ValType};
+    let mut module = Module::new();
+    let mut types = TypeSection::new();
+    types.ty().function([], [ValType::I32]);
+    module.section(&types);
+    let mut functions = FunctionSection::new();
+    functions.function(0);
+    module.section(&functions);
+    module.section(&memory(pages));
+    let mut exports = ExportSection::new();
+    exports.export("ok", ExportKind::Func, 0);
+    module.section(&exports);
+    let mut code = CodeSection::new();
+    code.function(ok);
+    module.section(&code);
+    module
+}
+
 /// A component that instantiates `module` once and exports its core
 /// function `ok` (`() -> i32`) as `ok() -> u8`.
 pub fn exporting_ok(module: &Module) -> Vec<u8> {

@@ -1,8 +1,9 @@
 //! A plugin's next sandbox, instantiated before its next call arrives.
 //!
 //! Instantiating a component is part of every call's cost: ≈ 14 µs for a
-//! small Rust plugin, ≈ 0.7 ms for CPython's component (wasmtime fills the
-//! ≈ 5 000 entries of the function table its libraries share, every time).
+//! small Rust plugin, ≈ 0.2–0.3 ms for CPython's component (wasmtime fills
+//! the ≈ 5 000 entries of the function table its libraries share, every
+//! time).
 //! After a client's call succeeds, and when no other call of the plugin is
 //! running (overlapping calls keep the cores busy; a spare would only add
 //! its task's cost to theirs), Warden instantiates the plugin's next sandbox
@@ -21,6 +22,10 @@
 //! fuel, like a call's, and only after a call that succeeded, so a plugin
 //! whose instantiation fails or runs long is not instantiated again behind
 //! its client's back.
+//!
+//! A finished call's sandbox is wiped (`retire`) before its slot serves
+//! again, and, when the plugin's wipes are long, after its answer has gone:
+//! its slot and handles stay counted until then.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -130,11 +135,13 @@ pub struct Retired {
     pub handles: OwnedSemaphorePermit,
 }
 
-/// A wipe longer than this (µs) is done on a task of its own: handing it to
-/// another task costs a small plugin's call ≈ 20 µs over stdio (its wipe is
-/// ≈ 7 µs), while CPython's component dirties ≈ 300 pages a call, and
-/// restoring them is ≈ 0.27 ms, as much as its guest's work.
-pub const WIPE_OFF_PATH_US: u32 = 50;
+/// A wipe longer than this (µs) is done on a task of its own. Handing it to
+/// another task cost a small plugin's call ≈ 20 µs over stdio (its wipe is
+/// ≈ 7 µs), and bought a JavaScript call nothing (≈ 60 µs), as two cores
+/// then run it beside the client and the next call; CPython's component
+/// dirties ≈ 300 pages a call, and restoring them is ≈ 0.27 ms, as much as
+/// its guest's work.
+pub const WIPE_OFF_PATH_US: u32 = 100;
 
 /// Hands a successful call's sandbox back: wipes its slot, off the answer's
 /// path when the plugin's last wipe took longer than `WIPE_OFF_PATH_US`;
