@@ -145,9 +145,8 @@ pub const WIPE_OFF_PATH_US: u32 = 100;
 
 /// Hands a successful call's sandbox back: wipes its slot, off the answer's
 /// path when the plugin's last wipe took longer than `WIPE_OFF_PATH_US`;
-/// then, given `next`, starts making its next spare,
-/// in the slot just wiped (the pool gives a slot back to the component
-/// it last held).
+/// then, given `next`, starts making its next spare in the slot just wiped
+/// (the pool gives a slot back to the component it last held).
 pub fn retire(
     pool: &Arc<Pool>,
     retired: Retired,
