@@ -324,17 +324,18 @@ async fn every_invocation_is_audited_with_what_was_refused() {
 }
 
 #[tokio::test]
-async fn nothing_a_call_leaves_in_memory_reaches_the_next_on_the_safe_reset() {
-    // The reset used on hosts with swap, forced here (this host may have none).
+async fn nothing_a_call_leaves_in_memory_reaches_the_next_on_the_fast_reset() {
+    // The operator's opt-in fast reset (the default decommits: tests/stdio.rs).
     let mut command = warden();
-    command.env("WARDEN_MEMORY_RESET", "decommit");
+    command.env("WARDEN_MEMORY_RESET", "dirty-pages");
     let dir = PluginDir::with(&["misbehave"]);
     let stderr = tempfile::NamedTempFile::new().unwrap();
     let server = serve_command(command, dir.path(), Era::Handshake, &["--no-watch", "-v"], stderr).await;
     support::attacks::assert_calls_remember_nothing(&server).await;
     let log = server.stop().await;
     assert!(
-        log.contains("pooled memory is decommitted after every call (WARDEN_MEMORY_RESET)"),
+        log.contains("WARDEN_MEMORY_RESET=dirty-pages: pooled memory is reset by rewriting")
+            || log.contains("WARDEN_MEMORY_RESET=dirty-pages is refused on a host with swap"),
         "{log}"
     );
 }

@@ -354,7 +354,7 @@ impl Loader {
                 Some(cache) => cache.load_or_compile(&engine, &digest, &bytes),
                 None => Component::new(&engine, &*bytes)
                     .map(|component| (component, CodeOrigin::Compiled))
-                    .map_err(|e| anyhow!("cannot compile the component: {e:#}")),
+                    .map_err(|e| warden_runtime::proposals::refusal(&bytes[..], &e)),
             }
         };
         let baseline = match self.tiering.get() {
@@ -386,7 +386,7 @@ impl Loader {
                     tokio::task::spawn_blocking(move || {
                         Component::new(&baseline, &*bytes)
                             .map(|component| (component, CodeOrigin::Baseline))
-                            .map_err(|e| anyhow!("cannot compile the component: {e:#}"))
+                            .map_err(|e| warden_runtime::proposals::refusal(&bytes[..], &e))
                     })
                     .await
                     .context("the compiler thread panicked")?

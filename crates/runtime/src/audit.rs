@@ -23,6 +23,8 @@ pub enum Outcome {
     Busy,
     Cancelled,
     Unavailable,
+    /// Warden's own code panicked during the call (caught; the server goes on).
+    HostPanic,
     Rejected,
     /// The plugin asked for input first; the client answers and calls again
     /// (2026-07-28 wire).
@@ -57,6 +59,7 @@ impl Outcome {
             Outcome::Busy => "busy",
             Outcome::Cancelled => "cancelled",
             Outcome::Unavailable => "unavailable",
+            Outcome::HostPanic => "host-panic",
             Outcome::Rejected => "rejected",
             Outcome::InputRequired => "input-required",
             Outcome::Forbidden => "forbidden",

@@ -180,7 +180,7 @@ impl CodeCache {
         }
         let code = engine
             .precompile_component(bytes)
-            .map_err(|e| anyhow::anyhow!("cannot compile the component: {e:#}"))?;
+            .map_err(|e| crate::proposals::refusal(bytes, &e))?;
         match write_atomically(&entry, &code).with_context(|| format!("writing {}", path.display())) {
             Ok(file) => {
                 if self.write_failing.swap(false, Ordering::Relaxed) {
@@ -253,15 +253,12 @@ impl CodeCache {
     }
 }
 
-/// What Warden's patched Wasmtime (vendor/README.md) compiles differently
-/// from the release with the same version, which the engine's own hash does
-/// not cover: since 2026-12-06 a component's core functions get a host entry
-/// point only when exported, and a Wasmtime without the patch cannot load
-/// such code. A different value keeps each build to entries it can run.
-const CODE_LAYOUT: &str = "host entry points for exported functions only";
-
 /// A stable rendering of the engine's compatibility hash: `Hash` only
 /// promises a value for the process, so the hashed bytes go through sha256.
+/// Wasmtime hashes its version, the compiler and its settings, the tunables
+/// and the enabled WebAssembly proposals: code compiled by another release
+/// or under another configuration (a wider set of proposals) has another
+/// name, and is never looked up.
 pub fn compatibility_hash(engine: &Engine) -> String {
     struct Sha(Sha256);
     impl Hasher for Sha {
@@ -274,7 +271,6 @@ pub fn compatibility_hash(engine: &Engine) -> String {
     }
     let mut hasher = Sha(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut hasher);
-    CODE_LAYOUT.hash(&mut hasher);
     hex::encode(&hasher.0.finalize()[..8])
 }
 

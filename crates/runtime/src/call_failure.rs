@@ -33,7 +33,33 @@ pub enum CallFailure {
     },
     /// The sandbox could not be built (e.g. a granted directory vanished).
     Unavailable(String),
+    /// Warden's own code panicked during the call: a bug in Warden, caught
+    /// so that only this call ends.
+    HostPanic(String),
 }
+
+/// A panic caught on a call's path, as the error that ends the call.
+#[derive(Debug)]
+pub struct HostPanicked(String);
+
+impl HostPanicked {
+    pub fn from_payload(payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        Self(message)
+    }
+}
+
+impl std::fmt::Display for HostPanicked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Warden itself failed (a bug in Warden, not in the plugin): {}", self.0)
+    }
+}
+
+impl std::error::Error for HostPanicked {}
 
 impl CallFailure {
     /// How the audit log records this outcome.
@@ -48,6 +74,7 @@ impl CallFailure {
             CallFailure::HandleLimit(_) => Outcome::HandleLimit,
             CallFailure::TooMuchData { .. } => Outcome::OutputLimit,
             CallFailure::Unavailable(_) => Outcome::Unavailable,
+            CallFailure::HostPanic(_) => Outcome::HostPanic,
         }
     }
 
@@ -96,6 +123,9 @@ impl CallFailure {
             ),
             CallFailure::Cancelled => format!("the call to {what} of plugin `{plugin}` was cancelled"),
             CallFailure::Unavailable(why) => format!("plugin `{plugin}` cannot run {what}: {why}"),
+            CallFailure::HostPanic(why) => format!(
+                "the call to {what} of plugin `{plugin}` ended: {why}; the server goes on serving (please report it)"
+            ),
             CallFailure::Busy { concurrency } => format!(
                 "plugin `{plugin}` is busy: {concurrency} calls are already running and none finished in time; \
                  try again, or the operator can raise `[limits] concurrency` in {manifest}"

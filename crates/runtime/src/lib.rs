@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod naming;
 pub mod pinned;
 pub mod printable;
+pub mod proposals;
 pub mod secrets;
 pub mod task_policy;
 pub mod tool_overrides;
@@ -35,6 +36,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use futures_util::FutureExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 use wasmtime::component::ResourceTableError;
 use wasmtime::component::{Component, Instance, InstancePre, Linker};
@@ -290,7 +292,7 @@ impl Runtime {
     /// Compiles a component with Cranelift. CPU-heavy: call it from a
     /// blocking thread.
     pub fn compile(&self, bytes: &[u8], metered: bool) -> Result<Component> {
-        Ok(Component::new(&self.backend(metered)?.engine, bytes)?)
+        Component::new(&self.backend(metered)?.engine, bytes).map_err(|e| proposals::refusal(bytes, &e))
     }
 
     /// Resolves a component's imports against what Warden provides, on the
@@ -368,6 +370,16 @@ impl Runtime {
             let value = body(&mut store, instance).await?;
             wasmtime::Result::Ok((value, instantiate))
         };
+        // A panic in Warden's own code on the call's path (a host function,
+        // the body) ends this call, not the server. One that Rust cannot
+        // unwind (inside the engine's native frames) still aborts the
+        // process: docs/security.md, "What a panic takes down".
+        let run = async {
+            match std::panic::AssertUnwindSafe(run).catch_unwind().await {
+                Ok(result) => result,
+                Err(panic) => Err(wasmtime::Error::new(call_failure::HostPanicked::from_payload(&*panic))),
+            }
+        };
         let mut timed = Box::pin(tokio::time::timeout(timeout, run));
         let ran = Instant::now();
         let result = tokio::select! {
@@ -408,6 +420,9 @@ impl Runtime {
                 Err(CallFailure::FuelExhausted(limits.fuel.unwrap_or_default()))
             }
             Ok(Err(error)) if is_table_full(&error) => Err(CallFailure::HandleLimit(limits.handles)),
+            Ok(Err(error)) if error.downcast_ref::<call_failure::HostPanicked>().is_some() => {
+                Err(CallFailure::HostPanic(format!("{error:#}")))
+            }
             Ok(Err(error)) if is_hostcall_fuel_exhausted(&error) => {
                 Err(CallFailure::TooMuchData { output: limits.output })
             }
@@ -507,7 +522,8 @@ fn engine_config(reset: Option<ResetMode>, fuel: bool, incremental: Option<Arc<I
             .expect("the compiler is enabled");
     }
     config.consume_fuel(fuel);
-    config.wasm_component_model(true);
+    // The same proposals for every engine, whichever compiler it uses.
+    proposals::apply(&mut config);
     config.epoch_interruption(true);
     // Hot paths compile once per plugin version; optimise them fully.
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
@@ -572,7 +588,8 @@ fn trap_message(error: &wasmtime::Error, redactor: &secrets::Redactor) -> String
     match error.downcast_ref::<Trap>() {
         Some(Trap::UnreachableCodeReached) => "the plugin panicked (wasm `unreachable` executed)".into(),
         Some(Trap::StackOverflow) => "the plugin overflowed its stack".into(),
-        Some(trap) => format!("wasm trap: {trap}"),
+        // Its `Display` says "wasm trap: …" itself.
+        Some(trap) => trap.to_string(),
         // A host error's text may carry what the guest passed in: its
         // secrets are redacted before it is escaped and shortened.
         None => crate::printable::one_line(&redactor.redact(&format!("{:#}", error.root_cause())))

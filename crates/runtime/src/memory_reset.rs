@@ -1,35 +1,44 @@
 //! How a pooled instance slot's memory is wiped between calls — and why no
 //! call can read what an earlier one (of any plugin) left there.
 //!
-//! The fast way finds the pages a call dirtied with Linux's `PAGEMAP_SCAN`
-//! and rewrites only those: all of them up to the slot's resident budget
-//! (Warden's Wasmtime is patched for that: vendor/README.md). `PAGEMAP_SCAN`
-//! reports pages that are present in RAM; a dirty page that was swapped out
-//! is neither reported nor reset (an open upstream wasmtime issue), so its
-//! contents would survive into the next call. The fast way is therefore used only on a host without swap.
-//! With swap, every slot is returned to the kernel after each call
-//! (`madvise(MADV_DONTNEED)`, which also discards swapped-out pages), so the
-//! next call starts from zeroed pages: slower, never leaky.
+//! The default, on every host, returns every page a slot used to the kernel
+//! after each call (`madvise(MADV_DONTNEED)` through Wasmtime's decommit):
+//! the next call finds zeroed pages or the module's initial image, whatever
+//! the kernel did with the old pages meanwhile — swapped them out, migrated
+//! them to compact memory, merged them with KSM. Each page the next call
+//! touches costs it a page fault.
 //!
-//! Swap can be switched on while Warden runs. Every call checks, before it
-//! starts and after its slot was wiped, that the host still has no swap; the
-//! first time it finds some, the fast way is condemned for the life of the
-//! process and every later call is refused with an explanation, until
-//! Warden is restarted (and then picks the safe way).
+//! The fast way (`WARDEN_MEMORY_RESET=dirty-pages`, only on a host without
+//! swap) asks Linux which pages the call dirtied (`PAGEMAP_SCAN`) and
+//! rewrites those in place, up to the slot's resident budget. Wasmtime 48.0.10
+//! asks only for pages *present* in RAM: a dirty page that is swapped out, or
+//! that the kernel is migrating at the moment of the scan (compaction, NUMA
+//! balancing), is neither reported nor reset, so its contents survive into the
+//! next call. That was seen: 1 marker in 13 502 scans under compaction
+//! (docs/engine.md). Wasmtime 48.0.11 also reports non-present written pages;
+//! until Warden can build it (docs/engine.md), the fast way is an operator's
+//! explicit choice, not a default, and it says so at start.
+//!
+//! Swap can be switched on while Warden runs. On the fast way every call
+//! checks, before it starts and after its slot was wiped, that the host still
+//! has no swap; the first time it finds some, the fast way is condemned for
+//! the life of the process and every later call is refused with an
+//! explanation, until Warden is restarted.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use wasmtime::Enabled;
 
-/// Forces the safe way whatever the host's swap (`decommit`), for operators
-/// who want it and for the test of that way.
+/// `dirty-pages` chooses the fast way on a host without swap; `decommit`
+/// (or unset) the default.
 pub const MODE_VARIABLE: &str = "WARDEN_MEMORY_RESET";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResetMode {
-    /// Rewrite only the dirtied pages (`PAGEMAP_SCAN`); needs a host without swap.
+    /// Rewrite only the dirtied pages (`PAGEMAP_SCAN`); needs a host without
+    /// swap, and the operator's consent (see above).
     DirtyPages,
-    /// Return every page to the kernel after each call.
+    /// Return every page to the kernel after each call: the default.
     Decommit,
 }
 
@@ -64,17 +73,17 @@ impl MemoryReset {
     pub fn detect() -> Self {
         let forced = std::env::var(MODE_VARIABLE).ok();
         let mode = choose(forced.as_deref(), swap_bytes());
-        match (mode, forced.is_some()) {
-            (ResetMode::Decommit, true) => {
-                tracing::info!("pooled memory is decommitted after every call ({MODE_VARIABLE})")
-            }
-            (ResetMode::Decommit, false) => tracing::info!(
-                "this host has swap: pooled memory is decommitted after every call (a dirty page that was \
-                 swapped out would escape the fast reset)"
+        match (mode, forced.as_deref()) {
+            (ResetMode::DirtyPages, _) => tracing::warn!(
+                "{MODE_VARIABLE}=dirty-pages: pooled memory is reset by rewriting the pages a call dirtied; a page \
+                 the kernel is migrating or swapping at that moment escapes the reset (Wasmtime 48.0.10), so a \
+                 call may read what an earlier call left there (docs/security.md)"
             ),
-            (ResetMode::DirtyPages, _) => {
-                tracing::debug!("no swap: pooled memory is reset by rewriting the pages a call dirtied")
-            }
+            (ResetMode::Decommit, Some("dirty-pages")) => tracing::warn!(
+                "{MODE_VARIABLE}=dirty-pages is refused on a host with swap (or whose swap cannot be read): a \
+                 swapped-out page escapes that reset; pooled memory is decommitted after every call"
+            ),
+            (ResetMode::Decommit, _) => tracing::info!("pooled memory is decommitted after every call"),
         }
         Self {
             mode,
@@ -113,15 +122,15 @@ impl MemoryReset {
 
 fn choose(forced: Option<&str>, swap: Option<u64>) -> ResetMode {
     match (forced, swap) {
-        (Some("decommit"), _) => ResetMode::Decommit,
-        (Some(other), _) if other != "auto" => {
-            tracing::warn!("{MODE_VARIABLE}={other:?} is not `auto` or `decommit`; using the safe `decommit`");
+        (None | Some("decommit") | Some(""), _) => ResetMode::Decommit,
+        // Only where no page can be swapped out (unknown swap: not Linux, or
+        // the call failed, counts as some).
+        (Some("dirty-pages"), Some(0)) => ResetMode::DirtyPages,
+        (Some("dirty-pages"), _) => ResetMode::Decommit,
+        (Some(other), _) => {
+            tracing::warn!("{MODE_VARIABLE}={other:?} is not `decommit` or `dirty-pages`; using `decommit`");
             ResetMode::Decommit
         }
-        // Unknown swap (not Linux, or the call failed): the safe way.
-        (_, None) => ResetMode::Decommit,
-        (_, Some(0)) => ResetMode::DirtyPages,
-        (_, Some(_)) => ResetMode::Decommit,
     }
 }
 
@@ -147,12 +156,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_fast_way_only_without_swap() {
-        assert_eq!(choose(None, Some(0)), ResetMode::DirtyPages);
-        assert_eq!(choose(Some("auto"), Some(0)), ResetMode::DirtyPages);
+    fn the_fast_way_only_when_asked_and_without_swap() {
+        assert_eq!(choose(None, Some(0)), ResetMode::Decommit);
+        assert_eq!(choose(Some("dirty-pages"), Some(0)), ResetMode::DirtyPages);
+        assert_eq!(choose(Some("dirty-pages"), Some(4 << 30)), ResetMode::Decommit);
+        assert_eq!(choose(Some("dirty-pages"), None), ResetMode::Decommit);
         assert_eq!(choose(None, Some(4 << 30)), ResetMode::Decommit);
-        assert_eq!(choose(None, None), ResetMode::Decommit);
         assert_eq!(choose(Some("decommit"), Some(0)), ResetMode::Decommit);
+        assert_eq!(choose(Some("auto"), Some(0)), ResetMode::Decommit);
         assert_eq!(choose(Some("fast please"), Some(0)), ResetMode::Decommit);
     }
 
