@@ -1,7 +1,8 @@
 //! What a call leaves in its pooled slot's memory never reaches the next
-//! call, however many separate places it wrote (memory_reset.rs, and the
-//! patched Wasmtime reset in vendor/README.md) — and on the fast way those
-//! pages stay resident instead of faulting in again on every call.
+//! call, however many separate places it wrote (memory_reset.rs): on the
+//! default reset, which returns every page to the kernel, and on the fast
+//! one an operator may choose. (Under memory compaction:
+//! tests/hardening_engine.rs.)
 
 mod support;
 
@@ -9,8 +10,8 @@ use serde_json::json;
 use support::attacks::audit_lines;
 use support::{PluginDir, Server, text};
 
-/// Separate places a call writes: more than Wasmtime 48.0.8's reset found
-/// (32 runs of dirty pages), fewer than Warden keeps resident (2 MiB).
+/// Separate places a call writes: more than Wasmtime 48's fast reset finds
+/// in one scan (32 runs of dirty pages), fewer than it keeps resident (2 MiB).
 const MARKS: i32 = 256;
 /// Bytes between two marks: two host pages, so no two marks share a run.
 const STRIDE: i32 = 8192;
@@ -130,7 +131,7 @@ fn host_has_swap() -> bool {
 }
 
 #[tokio::test]
-async fn pages_dirtied_in_hundreds_of_places_are_all_reset_and_stay_resident() {
+async fn pages_dirtied_in_hundreds_of_places_are_all_reset() {
     let (_dir, server, audit) = serve(None).await;
     assert_every_call_starts_fresh(&server).await;
     let served_ahead = audit_lines(&audit)
@@ -141,32 +142,23 @@ async fn pages_dirtied_in_hundreds_of_places_are_all_reset_and_stay_resident() {
         served_ahead > 0,
         "no call ran on a sandbox made ahead, so this checked nothing of them"
     );
-
-    // On the fast way (a host without swap) the pages a call dirtied are
-    // rewritten in place, all 256 of them: the next call touches them without
-    // a page fault. Wasmtime 48.0.8 unpatched returned all but 32 to the
-    // kernel: 420 faults a call, measured; with the patch, 0.
-    if host_has_swap() {
-        eprintln!("this host has swap: pooled memory is decommitted, so the fault count says nothing here");
-    } else {
-        const CALLS: u64 = 40;
-        let before = minor_faults(server.pid);
-        for _ in 0..CALLS {
-            assert_eq!(text(&server.call("ok", json!({})).await), "7");
-        }
-        let per_call = (minor_faults(server.pid) - before) / CALLS;
-        eprintln!("{per_call} page faults a call");
-        assert!(
-            per_call < 100,
-            "{per_call} page faults a call: the marks' pages were not kept resident"
-        );
+    // What the default reset costs the next call: every page it touches
+    // faults in again (a figure for docs/engine.md, not a limit).
+    const CALLS: u64 = 40;
+    let before = minor_faults(server.pid);
+    for _ in 0..CALLS {
+        assert_eq!(text(&server.call("ok", json!({})).await), "7");
     }
+    eprintln!("{} page faults a call", (minor_faults(server.pid) - before) / CALLS);
     server.stop().await;
 }
 
 #[tokio::test]
-async fn pages_dirtied_in_hundreds_of_places_are_all_reset_on_the_safe_way_too() {
-    let (_dir, server, _audit) = serve(Some("decommit")).await;
+async fn pages_dirtied_in_hundreds_of_places_are_all_reset_on_the_fast_way_too() {
+    if host_has_swap() {
+        eprintln!("this host has swap: `dirty-pages` is refused and pooled memory decommitted, as tested above");
+    }
+    let (_dir, server, _audit) = serve(Some("dirty-pages")).await;
     assert_every_call_starts_fresh(&server).await;
     server.stop().await;
 }

@@ -55,7 +55,11 @@ impl HostPanicked {
 
 impl std::fmt::Display for HostPanicked {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Warden itself failed (a bug in Warden, not in the plugin): {}", self.0)
+        write!(
+            f,
+            "Warden itself failed (a bug in Warden, not in the plugin): {}",
+            self.0
+        )
     }
 }
 

@@ -76,10 +76,16 @@ pub const PROPOSALS: &[Proposal] = &[
     off(WasmFeatures::CM_NESTED_NAMES, "component-model-nested-names"),
     off(WasmFeatures::CM_ASYNC, "component-model-async"),
     off(WasmFeatures::CM_ASYNC_STACKFUL, "component-model-async-stackful"),
-    off(WasmFeatures::CM_MORE_ASYNC_BUILTINS, "component-model-more-async-builtins"),
+    off(
+        WasmFeatures::CM_MORE_ASYNC_BUILTINS,
+        "component-model-more-async-builtins",
+    ),
     off(WasmFeatures::CM_THREADING, "component-model-threading"),
     off(WasmFeatures::CM_ERROR_CONTEXT, "component-model-error-context"),
-    off(WasmFeatures::CM_FIXED_LENGTH_LISTS, "component-model-fixed-length-lists"),
+    off(
+        WasmFeatures::CM_FIXED_LENGTH_LISTS,
+        "component-model-fixed-length-lists",
+    ),
     off(WasmFeatures::CM_GC, "component-model-gc"),
     off(WasmFeatures::CM_MAP, "component-model-map"),
     off(WasmFeatures::CM64, "component-model-memory64"),
@@ -98,9 +104,7 @@ pub fn enabled() -> WasmFeatures {
 /// Sets every proposal on `config` explicitly, on or off.
 pub fn apply(config: &mut wasmtime::Config) {
     let enabled = enabled();
-    let everything = PROPOSALS
-        .iter()
-        .fold(WasmFeatures::empty(), |all, p| all | p.flag);
+    let everything = PROPOSALS.iter().fold(WasmFeatures::empty(), |all, p| all | p.flag);
     // Off first: some flags share bits (reference types include the
     // overlong `call_indirect` encoding), and what is on must stay on.
     config.wasm_features(everything.difference(enabled), false);
@@ -148,9 +152,7 @@ pub fn disabled_used_by(bytes: &[u8]) -> Vec<&'static str> {
 /// enables it or not: each one without which it no longer validates (with
 /// every other feature on). For measuring toolchains' output.
 pub fn used_by(bytes: &[u8]) -> Result<Vec<&'static str>, String> {
-    let everything = PROPOSALS
-        .iter()
-        .fold(WasmFeatures::empty(), |all, p| all | p.flag);
+    let everything = PROPOSALS.iter().fold(WasmFeatures::empty(), |all, p| all | p.flag);
     Validator::new_with_features(everything)
         .validate_all(bytes)
         .map_err(|e| format!("not valid even with every proposal on: {e}"))?;
@@ -191,9 +193,7 @@ mod tests {
 
     #[test]
     fn every_feature_wasmparser_knows_is_decided() {
-        let decided = PROPOSALS
-            .iter()
-            .fold(WasmFeatures::empty(), |all, p| all | p.flag);
+        let decided = PROPOSALS.iter().fold(WasmFeatures::empty(), |all, p| all | p.flag);
         let undecided = WasmFeatures::all().difference(decided);
         assert!(
             undecided.is_empty(),
@@ -248,7 +248,10 @@ mod tests {
         // Planted under the name Warden's engine looks up, it is still not
         // loaded: Wasmtime checks the features it was compiled with.
         std::fs::copy(cache.entry_path(&wider, "digest"), cache.entry_path(&warden, "digest")).unwrap();
-        let refused = cache.load_or_compile(&warden, "digest", &bytes).unwrap_err().to_string();
+        let refused = cache
+            .load_or_compile(&warden, "digest", &bytes)
+            .unwrap_err()
+            .to_string();
         assert!(
             refused.contains("the WebAssembly `tail-call` proposal, which Warden's engine does not enable"),
             "{refused}"
