@@ -1,9 +1,7 @@
 //! A table filled at instantiation by another module's element segment, as a
 //! dynamically linked toolchain (componentize-py's CPython) builds its
 //! function table, calls every function it was given, in every fresh
-//! instance: the patched Wasmtime (vendor/README.md) makes each entry's
-//! `VMFuncRef` from a per-module table of code offsets instead of two
-//! searches, and this is the check that those offsets are right.
+//! instance, sequential, concurrent and on sandboxes made ahead.
 
 mod support;
 

@@ -47,6 +47,7 @@ pub use used_states::{SharedUses, UsedStates};
 use warden_plugins::plugin::Reply;
 use warden_runtime::contract::types;
 use warden_runtime::grants::InteractionGrant;
+use warden_runtime::manifest;
 use warden_runtime::{Asks, CallFailure, CallReport};
 
 /// How long a `requestState` stays valid: a user answering a form takes time.
@@ -308,7 +309,10 @@ where
 {
     let asks = both(asker.client, granted(asker.grant));
     // One time limit for all the questions of a call, however many rounds ask.
-    let deadline = tokio::time::Instant::now() + asker.timeout;
+    // Checked: the manifest caps the limit at a day, and an addition that
+    // overflowed would panic outside the call's sandbox.
+    let now = tokio::time::Instant::now();
+    let deadline = now.checked_add(asker.timeout).unwrap_or(now + manifest::MAX_TIMEOUT);
     let resumption = answers::Resumption {
         codec: asker.codec,
         binding,

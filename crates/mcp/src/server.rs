@@ -4,13 +4,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures_util::FutureExt;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use tracing::Instrument;
 
 use crate::events::{self, EventRoute};
 use crate::interaction::{self, Asker, Wire};
-use crate::invocation::{Ended, Invocation};
+use crate::invocation::{Ended, Facts, Invocation};
 use crate::logging::{self, Level};
 use crate::request_context::{caller_identity, is_2026, principal, trace};
 use crate::resolve::PluginRequest;
@@ -18,6 +19,7 @@ use crate::session::Session;
 use crate::shared::Shared;
 use warden_plugins::plugin::Plugin;
 use warden_runtime::CallContext;
+use warden_runtime::audit::Outcome;
 
 /// The MCP server; cheap to clone, one per connection.
 #[derive(Clone)]
@@ -118,10 +120,20 @@ impl WardenServer {
         // Boxed: the call's state (its store, the guest's future) is several
         // KiB, and rmcp moves a request's future by value — into its task and
         // between the task's stages, ten copies a call.
-        let run = Box::pin(body(call, started).instrument(span));
+        // A panic in Warden's code around the plugin's call (the one inside
+        // it ends in `Runtime::invoke`) answers this request with an error
+        // and is audited, instead of leaving the client waiting for ever.
+        let run = Box::pin(std::panic::AssertUnwindSafe(body(call, started).instrument(span)).catch_unwind());
         let ended = match forwarder {
             Some(forwarder) => tokio::join!(run, Box::pin(forwarder)).0,
             None => run.await,
+        };
+        let Ok(ended) = ended else {
+            invocation.record(Outcome::HostPanic, Facts::default());
+            return Err(McpError::internal_error(
+                "Warden itself failed handling this call (a bug in Warden, not in the plugin); the server goes on",
+                None,
+            ));
         };
         invocation.record(ended.outcome, ended.facts());
         ended.answer

@@ -15,8 +15,14 @@ impl TraceParent {
     /// dropped, as the spec tells version-00 parsers to do.
     pub fn parse(value: &str) -> Option<Self> {
         let value = value.trim();
+        // A traceparent is ASCII; refusing anything else keeps every index
+        // below on a character boundary (a client's `_meta` string is not).
+        if !value.is_ascii() {
+            return None;
+        }
         let head = value.get(..55)?;
-        if value.len() > 55 && !(value.as_bytes()[55] == b'-' && &value[..2] != "00") {
+        // A later version may add fields after a `-`; version 00 may not.
+        if value.len() > 55 && (value.as_bytes()[55] != b'-' || value.starts_with("00")) {
             return None;
         }
         let mut parts = head.split('-');
@@ -51,6 +57,13 @@ mod tests {
     use super::*;
 
     const VALID: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    #[test]
+    fn a_multibyte_character_where_an_index_falls_is_refused_not_a_panic() {
+        for bad in [format!("€{}-x", "a".repeat(52)), format!("0é{}-x", "a".repeat(52))] {
+            assert_eq!(TraceParent::parse(&bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn well_formed_values_only() {

@@ -7,6 +7,7 @@ pub mod bounded_file;
 pub mod cache;
 pub mod call_failure;
 pub mod component_shape;
+mod engine;
 pub mod grants;
 pub mod manifest;
 pub mod metrics;
@@ -40,7 +41,7 @@ use futures_util::FutureExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 use wasmtime::component::ResourceTableError;
 use wasmtime::component::{Component, Instance, InstancePre, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+use wasmtime::{Engine, Store, Trap};
 
 pub use call_failure::{CallFailure, hostcall_fuel};
 pub use grants::Asks;
@@ -50,13 +51,7 @@ use memory_reset::{MemoryReset, ResetMode};
 pub use sandbox::{CallContext, GuestEvent, Sandbox, SandboxSettings};
 use spare::{Pool, SpareSlot};
 
-/// How often the epoch advances. A running guest yields to the async runtime
-/// at every tick, which is what lets timeouts and cancellation take effect
-/// while it computes.
-const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-/// Instances that may exist at once across all plugins (the pool's size).
-const MAX_INSTANCES: u32 = 256;
+use engine::{MAX_INSTANCES, engine_config, spawn_epoch_ticker};
 
 /// A call waits for a free slot of its plugin at most half its time limit
 /// (leaving the other half to run), and never longer than this.
@@ -506,70 +501,6 @@ fn is_hostcall_fuel_exhausted(error: &wasmtime::Error) -> bool {
 
 fn is_out_of_fuel(error: &wasmtime::Error) -> bool {
     error.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel)
-}
-
-/// Per pooled memory, how much a call's dirtied memory may stay resident
-/// for the next call (reset to its initial contents) instead of being
-/// returned to the kernel.
-const KEEP_RESIDENT: usize = 2 << 20;
-
-/// `reset`: how pooled memory is wiped (`None`: no pooling).
-fn engine_config(reset: Option<ResetMode>, fuel: bool, incremental: Option<Arc<IncrementalCache>>) -> Config {
-    let mut config = Config::new();
-    if let Some(cache) = incremental {
-        config
-            .enable_incremental_compilation(cache)
-            .expect("the compiler is enabled");
-    }
-    config.consume_fuel(fuel);
-    // The same proposals for every engine, whichever compiler it uses.
-    proposals::apply(&mut config);
-    config.epoch_interruption(true);
-    // Hot paths compile once per plugin version; optimise them fully.
-    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
-    if let Some(reset) = reset {
-        let mut pool = PoolingAllocationConfig::new();
-        pool.total_component_instances(MAX_INSTANCES)
-            .total_core_instances(MAX_INSTANCES * 8)
-            .total_memories(MAX_INSTANCES * 2)
-            .total_tables(MAX_INSTANCES * 8)
-            .total_stacks(MAX_INSTANCES)
-            .max_core_instances_per_component(component_shape::MAX_CORE_INSTANCES)
-            .max_memories_per_component(component_shape::MAX_MEMORIES)
-            .max_tables_per_component(component_shape::MAX_TABLES)
-            .table_elements(component_shape::MAX_TABLE_ELEMENTS as usize)
-            .max_tables_per_module(component_shape::MAX_TABLES_PER_MODULE)
-            .max_memories_per_module(component_shape::MAX_MEMORIES_PER_MODULE)
-            .max_component_instance_size(1 << 20)
-            .max_core_instance_size(1 << 20)
-            // A slot's memory is reset between calls either way; resetting
-            // the pages a call dirtied with `memset` (found with Linux's
-            // PAGEMAP_SCAN) instead of `madvise` spares the next call a page
-            // fault per page it touches. Bounded per slot, so a plugin that
-            // touched 64 MiB does not keep it all resident.
-            // Only where it is sound: see memory_reset.rs.
-            .pagemap_scan(reset.pagemap_scan())
-            .linear_memory_keep_resident(reset.keep_resident(KEEP_RESIDENT))
-            .table_keep_resident(reset.keep_resident(64 << 10));
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    }
-    config
-}
-
-/// Advances the engine's epoch from a dedicated OS thread: a tokio task
-/// could be starved by the very guest it is meant to interrupt.
-fn spawn_epoch_ticker(engine: &Engine) {
-    let engine = engine.weak();
-    std::thread::Builder::new()
-        .name("warden-epoch".into())
-        .spawn(move || {
-            while let Some(engine) = engine.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                std::thread::sleep(EPOCH_TICK);
-            }
-        })
-        .expect("cannot start the epoch thread");
 }
 
 fn trap_message(error: &wasmtime::Error, redactor: &secrets::Redactor) -> String {

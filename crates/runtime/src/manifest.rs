@@ -63,6 +63,10 @@ pub const MIN_HANDLES: u32 = 8;
 /// than a sliver of the process's descriptors per call.
 pub const MAX_HANDLES: u32 = 4096;
 
+/// The longest `[limits] timeout`: a day, as for a task (`[tasks] timeout`).
+/// Past about 292 billion years a deadline no longer fits an `Instant`.
+pub const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
 /// A validated manifest.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Manifest {
@@ -193,6 +197,7 @@ impl Manifest {
             anyhow::anyhow!("{}{}", at.unwrap_or_default(), e.message().trim_end())
         })?;
         let defaults = Limits::default();
+        let raw_timeout = raw.limits.timeout.clone().unwrap_or_default();
         let limits = Limits {
             memory: parse_optional(raw.limits.memory, "limits.memory", parse_size)?.unwrap_or(defaults.memory),
             timeout: parse_optional(raw.limits.timeout, "limits.timeout", parse_duration)?.unwrap_or(defaults.timeout),
@@ -216,8 +221,12 @@ impl Manifest {
                 None => defaults.handles,
             },
         };
-        if limits.timeout.is_zero() {
-            bail!("`limits.timeout` must be longer than zero");
+        if limits.timeout.is_zero() || limits.timeout > MAX_TIMEOUT {
+            bail!(
+                "`limits.timeout` = {:?} must be longer than zero and at most {}, like `timeout = \"30s\"`",
+                raw_timeout,
+                humantime::format_duration(MAX_TIMEOUT)
+            );
         }
         let sha256 = match raw.plugin.sha256 {
             Some(pin) => {

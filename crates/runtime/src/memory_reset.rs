@@ -83,7 +83,10 @@ impl MemoryReset {
                 "{MODE_VARIABLE}=dirty-pages is refused on a host with swap (or whose swap cannot be read): a \
                  swapped-out page escapes that reset; pooled memory is decommitted after every call"
             ),
-            (ResetMode::Decommit, _) => tracing::info!("pooled memory is decommitted after every call"),
+            (ResetMode::Decommit, Some(_)) => {
+                tracing::info!("pooled memory is decommitted after every call ({MODE_VARIABLE})")
+            }
+            (ResetMode::Decommit, None) => tracing::debug!("pooled memory is decommitted after every call"),
         }
         Self {
             mode,

@@ -27,6 +27,7 @@
 //! again, and, when the plugin's wipes are long, after its answer has gone:
 //! its slot and handles stay counted until then.
 
+use futures_util::FutureExt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -204,7 +205,15 @@ pub fn prepare(
     };
     let (pool, pre, settings, slot) = (pool.clone(), pre.clone(), settings.clone(), slot.clone());
     tokio::spawn(async move {
-        let spare = make(&pool, &pre, &settings, plugin, counted).await;
+        // A panic in Warden's code while the start code runs (its host
+        // calls) must not leave the slot claimed for good.
+        let made = std::panic::AssertUnwindSafe(make(&pool, &pre, &settings, plugin, counted))
+            .catch_unwind()
+            .await;
+        let spare = made.unwrap_or_else(|_| {
+            tracing::error!("Warden panicked making a sandbox ahead of a call (a bug in Warden); none is kept");
+            None
+        });
         // If the plugin was replaced meanwhile, this task holds the slot's
         // last reference, and the spare goes with it.
         slot.put(spare);

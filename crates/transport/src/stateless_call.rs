@@ -407,7 +407,17 @@ impl Future for FinishOnDrop {
         let Some(handler) = self.handler.as_mut() else {
             return Poll::Pending;
         };
-        let output = std::task::ready!(handler.as_mut().poll(cx));
+        // A panic in the handler becomes this request's error: polled again
+        // (by `Drop`) a panicked future would panic once more.
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler.as_mut().poll(cx)));
+        let output = match polled {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(output)) => output,
+            Err(_) => Err(rmcp::ErrorData::internal_error(
+                "Warden itself failed handling this request (a bug in Warden); the server goes on",
+                None,
+            )),
+        };
         self.handler = None;
         Poll::Ready(output)
     }

@@ -266,3 +266,16 @@ fn sizes() {
     assert_eq!(format_size(64 << 20), "64 MiB");
     assert_eq!(format_size(1500), "1500 B");
 }
+
+#[test]
+fn a_timeout_past_a_day_is_refused_not_a_deadline_that_overflows() {
+    let err = format!(
+        "{:#}",
+        Manifest::parse("[limits]\ntimeout = \"400000000000y\"").unwrap_err()
+    );
+    assert!(
+        err.contains("`limits.timeout` = \"400000000000y\" must be longer than zero and at most 1day"),
+        "{err}"
+    );
+    assert!(Manifest::parse("[limits]\ntimeout = \"24h\"").is_ok());
+}
