@@ -40,7 +40,8 @@ const fn off(flag: WasmFeatures, name: &'static str) -> Proposal {
 
 /// Every feature wasmparser 0.254 knows, each decided.
 pub const PROPOSALS: &[Proposal] = &[
-    // WebAssembly 1.0 and 2.0: what every toolchain emits.
+    // WebAssembly 1.0 and 2.0 but SIMD: what the toolchains emit, or enable
+    // by default (LLVM's `generic` CPU: multi-value too, unseen so far).
     on(WasmFeatures::FLOATS, "floats"),
     on(WasmFeatures::MUTABLE_GLOBAL, "mutable-global"),
     on(WasmFeatures::SATURATING_FLOAT_TO_INT, "saturating-float-to-int"),
@@ -50,25 +51,28 @@ pub const PROPOSALS: &[Proposal] = &[
     on(WasmFeatures::BULK_MEMORY_OPT, "bulk-memory-opt"),
     on(WasmFeatures::REFERENCE_TYPES, "reference-types"),
     on(WasmFeatures::CALL_INDIRECT_OVERLONG, "call-indirect-overlong"),
-    on(WasmFeatures::SIMD, "simd"),
+    // CPython as componentize-py (wasi-sdk) builds it.
+    on(WasmFeatures::EXTENDED_CONST, "extended-const"),
     // The component model itself, without its newer parts.
     on(WasmFeatures::COMPONENT_MODEL, "component-model"),
-    // Used by none of the measured toolchains' output.
-    off(WasmFeatures::EXTENDED_CONST, "extended-const"),
-    off(WasmFeatures::RELAXED_SIMD, "relaxed-simd"),
+    // Used by none of the measured toolchains' output, and in none of their
+    // default target features. Those a hostile module combines (GC's family,
+    // tail calls) first and together: naming a refusal tests them in groups.
+    off(WasmFeatures::GC, "gc"),
+    off(WasmFeatures::GC_TYPES, "gc-types"),
+    off(WasmFeatures::FUNCTION_REFERENCES, "function-references"),
     off(WasmFeatures::TAIL_CALL, "tail-call"),
+    off(WasmFeatures::EXCEPTIONS, "exceptions"),
+    off(WasmFeatures::LEGACY_EXCEPTIONS, "legacy-exceptions"),
+    off(WasmFeatures::STACK_SWITCHING, "stack-switching"),
+    off(WasmFeatures::SIMD, "simd"),
+    off(WasmFeatures::RELAXED_SIMD, "relaxed-simd"),
     off(WasmFeatures::MULTI_MEMORY, "multi-memory"),
     off(WasmFeatures::MEMORY64, "memory64"),
     off(WasmFeatures::THREADS, "threads"),
     off(WasmFeatures::SHARED_EVERYTHING_THREADS, "shared-everything-threads"),
-    off(WasmFeatures::EXCEPTIONS, "exceptions"),
-    off(WasmFeatures::LEGACY_EXCEPTIONS, "legacy-exceptions"),
-    off(WasmFeatures::FUNCTION_REFERENCES, "function-references"),
-    off(WasmFeatures::GC, "gc"),
-    off(WasmFeatures::GC_TYPES, "gc-types"),
     off(WasmFeatures::CUSTOM_PAGE_SIZES, "custom-page-sizes"),
     off(WasmFeatures::MEMORY_CONTROL, "memory-control"),
-    off(WasmFeatures::STACK_SWITCHING, "stack-switching"),
     off(WasmFeatures::WIDE_ARITHMETIC, "wide-arithmetic"),
     off(WasmFeatures::CUSTOM_DESCRIPTORS, "custom-descriptors"),
     off(WasmFeatures::COMPACT_IMPORTS, "compact-imports"),
@@ -115,37 +119,69 @@ fn validates(bytes: &[u8], features: WasmFeatures) -> bool {
     Validator::new_with_features(features).validate_all(bytes).is_ok()
 }
 
-/// The proposals Warden does not enable that `bytes` needs, by name: each
-/// one that, added alone to Warden's set, makes it valid. Empty when it is
-/// valid as it is, or invalid for another reason. Validates the component
-/// once per disabled proposal: for explaining a refusal, not for every load.
-pub fn disabled_used_by(bytes: &[u8]) -> Vec<&'static str> {
-    let enabled = enabled();
-    if validates(bytes, enabled) {
-        return Vec::new();
+/// How many times naming a refusal may validate the component: each pass
+/// costs what the compiler's own validation did, so a hostile component
+/// makes a refusal cost a few compiles' worth at most. Enough for any
+/// one or two needed proposals, and three of the first twelve.
+const NAMING_PASSES: usize = 24;
+
+/// The proposals Warden does not enable that `bytes` needs, by name: a
+/// minimal set of them that, added to Warden's, makes it valid. `Some(empty)`
+/// when it is valid without them, or invalid even with every proposal on;
+/// `None` when telling which would take more than `NAMING_PASSES`
+/// validations. For explaining a refusal, not for every load.
+pub fn disabled_used_by(bytes: &[u8]) -> Option<Vec<&'static str>> {
+    let mut naming = Naming {
+        bytes,
+        passes: 0,
+        enabled: enabled(),
+        kept: PROPOSALS.iter().filter(|p| !p.enabled).collect(),
+    };
+    // Invalid for another reason: the compiler's own message says why.
+    if !naming.valid_with(&naming.kept.clone())? {
+        return Some(Vec::new());
     }
-    let mut needed: Vec<&'static str> = PROPOSALS
-        .iter()
-        .filter(|p| !p.enabled && validates(bytes, enabled | p.flag))
-        .map(|p| p.name)
-        .collect();
-    if needed.is_empty() {
-        // Some proposals only validate together (GC's types need function
-        // references and GC types): name those that, removed from all
-        // of them, make it invalid again.
-        let all_off = PROPOSALS
-            .iter()
-            .filter(|p| !p.enabled)
-            .fold(WasmFeatures::empty(), |all, p| all | p.flag);
-        if validates(bytes, enabled | all_off) {
-            needed = PROPOSALS
-                .iter()
-                .filter(|p| !p.enabled && !validates(bytes, (enabled | all_off).difference(p.flag)))
-                .map(|p| p.name)
-                .collect();
+    let all = naming.kept.clone();
+    naming.prune(&all)?;
+    Some(naming.kept.iter().map(|p| p.name).collect())
+}
+
+/// Group testing: drops from `kept` every disabled proposal the component
+/// can do without, half a group at a time, so one needed proposal among
+/// thirty costs at most twelve validations rather than thirty.
+struct Naming<'a> {
+    bytes: &'a [u8],
+    passes: usize,
+    enabled: WasmFeatures,
+    kept: Vec<&'static Proposal>,
+}
+
+impl Naming<'_> {
+    fn valid_with(&mut self, proposals: &[&'static Proposal]) -> Option<bool> {
+        if self.passes == NAMING_PASSES {
+            return None;
         }
+        self.passes += 1;
+        let features = proposals.iter().fold(self.enabled, |all, p| all | p.flag);
+        Some(validates(self.bytes, features))
     }
-    needed
+
+    fn prune(&mut self, group: &[&'static Proposal]) -> Option<()> {
+        let without: Vec<_> = self
+            .kept
+            .iter()
+            .copied()
+            .filter(|p| !group.iter().any(|g| std::ptr::eq(*g, *p)))
+            .collect();
+        if self.valid_with(&without)? {
+            self.kept = without;
+        } else if group.len() > 1 {
+            let (first, second) = group.split_at(group.len() / 2);
+            self.prune(first)?;
+            self.prune(second)?;
+        }
+        Some(())
+    }
 }
 
 /// Every proposal beyond WebAssembly 1.0 that `bytes` uses, whether Warden
@@ -168,10 +204,17 @@ pub fn used_by(bytes: &[u8]) -> Result<Vec<&'static str>, String> {
 /// proposal Warden does not enable, says which, and what the author can
 /// do; otherwise the compiler's own error.
 pub fn refusal(bytes: &[u8], error: &wasmtime::Error) -> anyhow::Error {
-    let needed = disabled_used_by(bytes);
-    if needed.is_empty() {
-        return anyhow::anyhow!("cannot compile the component: {error:#}");
-    }
+    let needed = match disabled_used_by(bytes) {
+        Some(needed) if needed.is_empty() => return anyhow::anyhow!("cannot compile the component: {error:#}"),
+        Some(needed) => needed,
+        None => {
+            return anyhow::anyhow!(
+                "the component uses WebAssembly that Warden's engine does not enable (docs/engine.md lists what \
+                 it does; which proposal was not worked out, to keep a refusal cheap) — the compiler said: \
+                 {error:#}"
+            );
+        }
+    };
     let (noun, list) = match needed.as_slice() {
         [one] => ("proposal", format!("`{one}`")),
         many => (
@@ -260,13 +303,27 @@ mod tests {
     }
 
     #[test]
+    fn one_needed_proposal_among_thirty_is_named_within_the_pass_budget() {
+        let tail =
+            wat::parse_str("(module (func $seven (result i32) i32.const 7) (func (result i32) return_call $seven))")
+                .unwrap();
+        assert_eq!(disabled_used_by(&tail), Some(vec!["tail-call"]));
+        let threads =
+            wat::parse_str("(module (memory 1 1 shared) (func (result i32) (i32.atomic.load (i32.const 0))))").unwrap();
+        assert_eq!(disabled_used_by(&threads), Some(vec!["threads"]));
+    }
+
+    #[test]
     fn a_refusal_names_every_proposal_needed_together() {
         // Struct types need GC's proposal and its types together.
         let bytes = wat::parse_str("(module (type (struct (field i32))))").unwrap();
-        let named = disabled_used_by(&bytes);
+        let named = disabled_used_by(&bytes).unwrap();
         assert!(named.contains(&"gc"), "{named:?}");
         let plain = wat::parse_str("(module (func (result i32) i32.const 7))").unwrap();
-        assert!(disabled_used_by(&plain).is_empty());
+        assert_eq!(disabled_used_by(&plain), Some(vec![]));
+        // Invalid whatever is enabled: nothing to name, after one pass.
+        let broken = wat::parse_str("(module (func (result i32) i64.const 7))").unwrap();
+        assert_eq!(disabled_used_by(&broken), Some(vec![]));
         assert_eq!(used_by(&plain).unwrap(), Vec::<&str>::new());
     }
 }
