@@ -154,6 +154,13 @@ async fn pages_dirtied_in_hundreds_of_places_are_all_reset() {
 }
 
 #[tokio::test]
+async fn pages_dirtied_in_hundreds_of_places_are_all_reset_when_rewritten_in_place() {
+    let (_dir, server, _audit) = serve(Some("rewrite")).await;
+    assert_every_call_starts_fresh(&server).await;
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn pages_dirtied_in_hundreds_of_places_are_all_reset_on_the_fast_way_too() {
     if host_has_swap() {
         eprintln!("this host has swap: `dirty-pages` is refused and pooled memory decommitted, as tested above");

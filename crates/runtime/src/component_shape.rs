@@ -209,20 +209,14 @@ impl ComponentShape {
                 );
             }
         }
-        for (what, count, limit, proposal) in [
-            ("tables", self.module_tables, MAX_TABLES_PER_MODULE, ""),
-            (
-                "linear memories",
-                self.module_memories,
-                MAX_MEMORIES_PER_MODULE,
-                " (several memories in one module is the WebAssembly `multi-memory` proposal, which Warden's \
-                 engine does not enable)",
-            ),
+        for (what, count, limit) in [
+            ("tables", self.module_tables, MAX_TABLES_PER_MODULE),
+            ("linear memories", self.module_memories, MAX_MEMORIES_PER_MODULE),
         ] {
             if count > limit {
                 bail!(
                     "one of the component's core modules defines {count} {what}, more than the {limit} Warden's \
-                     instance pool holds for one module{proposal}; it cannot be served as it is"
+                     instance pool holds for one module; it cannot be served as it is"
                 );
             }
         }

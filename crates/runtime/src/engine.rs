@@ -19,9 +19,10 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Instances that may exist at once across all plugins (the pool's size).
 pub(crate) const MAX_INSTANCES: u32 = 256;
 
-/// Per pooled memory, how much a call's dirtied memory may stay resident
-/// for the next call (reset to its initial contents) instead of being
-/// returned to the kernel.
+/// Per pooled memory, how much may stay resident for the next call (reset
+/// to its initial contents in place) instead of being returned to the
+/// kernel: the first 2 MiB of its accessible bytes (`rewrite`), or that much
+/// of what the call dirtied (`dirty-pages`).
 const KEEP_RESIDENT: usize = 2 << 20;
 
 /// `reset`: how pooled memory is wiped (`None`: no pooling).
@@ -57,12 +58,11 @@ pub(crate) fn engine_config(
             .max_memories_per_module(component_shape::MAX_MEMORIES_PER_MODULE)
             .max_component_instance_size(1 << 20)
             .max_core_instance_size(1 << 20)
-            // A slot's memory is reset between calls either way; resetting
-            // the pages a call dirtied with `memset` (found with Linux's
-            // PAGEMAP_SCAN) instead of `madvise` spares the next call a page
-            // fault per page it touches. Bounded per slot, so a plugin that
-            // touched 64 MiB does not keep it all resident.
-            // Only where it is sound: see memory_reset.rs.
+            // A slot's memory is reset between calls either way; rewriting
+            // the start of it in place instead of `madvise` spares the next
+            // call a page fault per page it touches there. Bounded per slot,
+            // so a plugin that touched 64 MiB does not keep it all resident.
+            // Which way, and why each is sound: memory_reset.rs.
             .pagemap_scan(reset.pagemap_scan())
             .linear_memory_keep_resident(reset.keep_resident(KEEP_RESIDENT))
             .table_keep_resident(reset.keep_resident(64 << 10));

@@ -53,6 +53,10 @@ pub const PROPOSALS: &[Proposal] = &[
     on(WasmFeatures::CALL_INDIRECT_OVERLONG, "call-indirect-overlong"),
     // CPython as componentize-py (wasi-sdk) builds it.
     on(WasmFeatures::EXTENDED_CONST, "extended-const"),
+    // The adapter modules Wasmtime itself generates between a component's
+    // core instances (each with its own memory) use several memories; a
+    // component's own module may still define only one (component_shape).
+    on(WasmFeatures::MULTI_MEMORY, "multi-memory"),
     // The component model itself, without its newer parts.
     on(WasmFeatures::COMPONENT_MODEL, "component-model"),
     // Used by none of the measured toolchains' output, and in none of their
@@ -67,7 +71,6 @@ pub const PROPOSALS: &[Proposal] = &[
     off(WasmFeatures::STACK_SWITCHING, "stack-switching"),
     off(WasmFeatures::SIMD, "simd"),
     off(WasmFeatures::RELAXED_SIMD, "relaxed-simd"),
-    off(WasmFeatures::MULTI_MEMORY, "multi-memory"),
     off(WasmFeatures::MEMORY64, "memory64"),
     off(WasmFeatures::THREADS, "threads"),
     off(WasmFeatures::SHARED_EVERYTHING_THREADS, "shared-everything-threads"),

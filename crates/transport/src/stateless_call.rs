@@ -436,3 +436,24 @@ impl Drop for FinishOnDrop {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_handler_that_panics_answers_an_error_and_is_not_polled_again() {
+        let handler: Handled = Box::pin(async {
+            if std::hint::black_box(true) {
+                panic!("a bug in the handler");
+            }
+            Err(rmcp::ErrorData::internal_error("not reached", None))
+        });
+        let cancel = CancellationToken::new();
+        let answered = FinishOnDrop::new(handler, cancel.clone()).await;
+        let error = answered.expect_err("a panic is an error answer");
+        assert!(error.message.contains("Warden itself failed"), "{}", error.message);
+        // Finished: dropping it spawns nothing that would poll the panicked future.
+        assert!(!cancel.is_cancelled());
+    }
+}
