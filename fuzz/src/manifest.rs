@@ -33,6 +33,8 @@ pub fn check(data: &[u8]) {
     let limits = &manifest.limits;
     assert!(limits.concurrency >= 1, "{limits:?}");
     assert!(!limits.timeout.is_zero(), "{limits:?}");
+    // At most a day: a call's deadline (now + timeout) can never overflow.
+    assert!(limits.timeout <= warden_runtime::manifest::MAX_TIMEOUT, "{limits:?}");
     assert_ne!(limits.fuel, Some(0), "{limits:?}");
     if let Some(pin) = &manifest.sha256 {
         assert!(
