@@ -444,3 +444,24 @@ async fn the_plugin_declares_task_support_and_the_manifest_overrides_it() {
         assert!(printed.contains(line), "`warden check` prints {line:?}:\n{printed}");
     }
 }
+
+#[tokio::test]
+async fn an_unreachable_task_store_is_named_without_its_password() {
+    let dir = PluginDir::new();
+    let output = support::warden()
+        .arg("serve")
+        .arg("--plugins")
+        .arg(dir.path())
+        .args(["--task-store", "redis://:hunter2-secret@127.0.0.1:1/0"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{said}");
+    assert!(
+        said.contains("cannot reach the task store at redis://…@127.0.0.1:1/0"),
+        "{said}"
+    );
+    assert!(!said.contains("hunter2"), "the password was printed: {said}");
+}

@@ -415,8 +415,9 @@ pub struct ServeArgs {
     /// for a store every replica shares, so any of them answers `tasks/get`
     /// and `tasks/cancel`, and an interactive `requestState` is accepted once
     /// across all of them [default: this process's memory, bounded].
+    /// Its password, if the URL carries one, is never printed.
     #[arg(long, value_name = "URL")]
-    pub task_store: Option<String>,
+    pub task_store: Option<warden_runtime::secrets::SecretAddress>,
 }
 
 #[derive(Args, Debug, Clone)]

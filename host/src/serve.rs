@@ -29,6 +29,7 @@ use warden_runtime::Runtime;
 use warden_runtime::audit_log::AuditLog;
 use warden_runtime::cache::{self, CodeCache};
 use warden_runtime::incremental_cache::IncrementalCache;
+use warden_runtime::secrets::SecretAddress;
 use warden_transport::ConnectionLimits;
 use warden_transport::auth::oauth::{self, OAuth, OAuthSettings};
 use warden_transport::auth::policy_file;
@@ -77,7 +78,7 @@ pub struct HostConfig {
     /// Which pulled components may be served.
     pub trust: Trust,
     /// `--task-store`: a shared store's URL; this process's memory when `None`.
-    pub task_store: Option<String>,
+    pub task_store: Option<SecretAddress>,
     /// The name task records give this replica.
     pub replica: String,
     /// Where the compiler keeps each function's code, so a changed component
@@ -104,7 +105,7 @@ impl Host {
         let tasks = match &config.task_store {
             Some(url) => {
                 let store = RedisStore::connect(url, Bounds::default()).await?;
-                tracing::info!("task records are kept in {}", redacted(url));
+                tracing::info!("task records are kept in {url}");
                 Tasks::new(TaskStore::Redis(store), config.replica.clone(), audit.clone())
             }
             None => Tasks::in_memory(config.replica.clone(), audit.clone()),
@@ -449,13 +450,6 @@ fn replica_name() -> String {
 }
 
 /// A store URL as the log shows it: without its password.
-fn redacted(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => format!("{}://…@{}", &url[..scheme], &url[at + 1..]),
-        _ => url.to_string(),
-    }
-}
-
 async fn shutdown_signal() {
     #[cfg(unix)]
     {

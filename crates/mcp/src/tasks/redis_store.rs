@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use warden_runtime::secrets::SecretAddress;
 
 use super::record::{TaskRecord, now_ms};
 use super::store::{Bounds, Control, Expired, Refusal, SWEEP_BATCH, Seen};
@@ -88,8 +89,11 @@ fn left(expires_ms: u64) -> u64 {
 impl RedisStore {
     /// Connects to `url` (`redis://host:port/db`, `rediss://` for TLS);
     /// fails at once when it cannot be reached.
-    pub async fn connect(url: &str, bounds: Bounds) -> Result<Self> {
-        let client = redis::Client::open(url).with_context(|| format!("`--task-store {url}` is not a Redis URL"))?;
+    /// `url` prints without its password (`SecretAddress`), here and in
+    /// every error.
+    pub async fn connect(url: &SecretAddress, bounds: Bounds) -> Result<Self> {
+        let client = redis::Client::open(url.expose())
+            .map_err(|e| anyhow::anyhow!("`--task-store {url}` is not a Redis URL ({:?})", e.kind()))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(COMMAND_TIMEOUT))
             .set_response_timeout(Some(COMMAND_TIMEOUT))

@@ -18,15 +18,20 @@
 //!   `Redactor`, built once per load, which writes `[redacted]` in place of
 //!   any secret value.
 //!
+//! An address the operator gives Warden that may carry credentials (a Redis
+//! URL with a password) is a `SecretAddress`: it prints without them.
+//!
 //! A plugin's answers (tool results, resource contents, prompt messages,
 //! completions) are not redacted: the plugin was given the secret to use
 //! it, and what it answers is its output to the client.
 
+mod address;
 mod read;
 mod redactor;
 mod secret;
 mod setting;
 
+pub use address::SecretAddress;
 pub use read::{MAX_FILE_BYTES, setting};
 pub use redactor::{MIN_REDACTED_BYTES, REDACTED, Redactor};
 pub use secret::Secret;

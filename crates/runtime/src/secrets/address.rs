@@ -1,0 +1,95 @@
+//! An address that may carry credentials — `redis://:PASSWORD@host`,
+//! `https://user:token@registry` — and the one rule for it: the credentials
+//! reach the connection, and nothing Warden prints. `Display` and `Debug`
+//! write the address with its user information as `…` and its query (where
+//! some clients put a password) as `?…`; only `expose` hands out the whole.
+
+use std::fmt;
+
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretAddress(String);
+
+impl SecretAddress {
+    pub fn new(address: impl Into<String>) -> Self {
+        Self(address.into())
+    }
+
+    /// The address with its credentials, for the client that connects.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// What may be printed: `scheme://…@host:port/path?…`.
+    pub fn redacted(&self) -> String {
+        let address = &self.0;
+        let (scheme, rest) = match address.split_once("://") {
+            Some((scheme, rest)) => (Some(scheme), rest),
+            None => (None, address.as_str()),
+        };
+        // The authority ends at the first `/`, `?` or `#`; its user
+        // information at the last `@` within it.
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let host = match authority.rfind('@') {
+            Some(at) => format!("…@{}", &authority[at + 1..]),
+            None => authority.to_string(),
+        };
+        let tail = match tail.find(['?', '#']) {
+            Some(query) => format!("{}?…", &tail[..query]),
+            None => tail.to_string(),
+        };
+        match scheme {
+            Some(scheme) => format!("{scheme}://{host}{tail}"),
+            None => format!("{host}{tail}"),
+        }
+    }
+}
+
+impl fmt::Display for SecretAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl fmt::Debug for SecretAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SecretAddress({:?})", self.redacted())
+    }
+}
+
+impl std::str::FromStr for SecretAddress {
+    type Err = std::convert::Infallible;
+
+    fn from_str(address: &str) -> Result<Self, Self::Err> {
+        Ok(Self::new(address))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_never_print() {
+        for (address, shown) in [
+            ("redis://:hunter2@127.0.0.1:6379/0", "redis://…@127.0.0.1:6379/0"),
+            (
+                "rediss://warden:hunter2@redis.example:6380",
+                "rediss://…@redis.example:6380",
+            ),
+            ("redis://127.0.0.1:6379?password=hunter2", "redis://127.0.0.1:6379?…"),
+            (
+                "https://user:p%40ss@reg.example/v2/?token=hunter2#x",
+                "https://…@reg.example/v2/?…",
+            ),
+            ("redis://127.0.0.1:6379/1", "redis://127.0.0.1:6379/1"),
+            ("user:hunter2@host", "…@host"),
+        ] {
+            let secret = SecretAddress::new(address);
+            assert_eq!(secret.to_string(), shown);
+            assert!(!format!("{secret:?}").contains("hunter2"), "{secret:?}");
+            assert!(!format!("{secret:#}").contains("hunter2"));
+            assert_eq!(secret.expose(), address);
+        }
+    }
+}
