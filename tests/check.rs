@@ -228,3 +228,15 @@ async fn inspect_shows_what_a_component_asks_for_next_to_what_it_is_granted() {
     assert_eq!(code, 2);
     assert!(report.contains("`acme:thing/gadget@"), "{report}");
 }
+
+#[tokio::test]
+async fn a_fifo_where_the_origin_record_goes_is_refused_without_waiting() {
+    let dir = PluginDir::with(&["text"]);
+    let fifo = dir.path().join("text.origin.json");
+    let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let checked = tokio::time::timeout(std::time::Duration::from_secs(60), check(&[dir.path().as_os_str()])).await;
+    let (ok, report) = checked.expect("`warden check` waited on a FIFO");
+    assert!(!ok, "{report}");
+    assert!(report.contains("text.origin.json is not a regular file"), "{report}");
+}

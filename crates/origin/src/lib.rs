@@ -9,6 +9,7 @@
 //! for that repository signed that manifest. Nothing in this crate talks to
 //! a network.
 
+pub mod bounded_file;
 pub mod cosign;
 mod crypto_provider;
 pub mod keyless;

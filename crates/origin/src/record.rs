@@ -86,19 +86,18 @@ impl OriginRecord {
     /// The record beside `component`, if there is one.
     pub fn read_beside(component: &Path) -> Result<Option<Self>> {
         let path = Self::path_for(component);
-        let file = match std::fs::File::open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        // Regular files only, never waiting on a FIFO, at most 1 MiB.
+        let bytes = match crate::bounded_file::read(&path, MAX_RECORD_BYTES) {
+            Ok(bytes) => bytes,
+            Err(crate::bounded_file::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(error) => bail!(
+                "{}; pull the component again",
+                error.describe("the origin record", &path)
+            ),
         };
-        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if size > MAX_RECORD_BYTES {
-            bail!(
-                "{} is {size} bytes; an origin record is at most {MAX_RECORD_BYTES}",
-                path.display()
-            );
-        }
-        let record: OriginRecord = serde_json::from_reader(std::io::BufReader::new(file))
+        let record: OriginRecord = serde_json::from_slice(&bytes)
             .with_context(|| format!("{} is not an origin record; pull the component again", path.display()))?;
         if record.format != FORMAT {
             bail!(

@@ -131,7 +131,8 @@ pub async fn install(
 
 pub fn sha256_of_file(path: &Path) -> Result<String> {
     use sha2::{Digest, Sha256};
-    let mut file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let (mut file, _) =
+        warden_origin::bounded_file::open(path).map_err(|error| anyhow::anyhow!(error.describe("the file", path)))?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut file, &mut hasher)?;
     Ok(hex::encode(hasher.finalize()))

@@ -3,7 +3,9 @@
 
 pub mod audit;
 pub mod audit_log;
-pub mod bounded_file;
+/// The one way an operator's file is read; in warden-origin, the lowest
+/// crate, so the origin record is read the same way.
+pub use warden_origin::bounded_file;
 pub mod cache;
 pub mod call_failure;
 pub mod component_shape;

@@ -1,5 +1,6 @@
 //! Reading a file that an operator's folder or configuration names — a
-//! component, a manifest, a secret, a key, a policy — the one way: a
+//! component, a manifest, a secret, a key, a policy, an origin record — the
+//! one way: a
 //! regular file only, opened without waiting (a FIFO in its place would hold
 //! the load, and with it every plugin's, until someone wrote to it), and read
 //! up to a bound that also holds if the file grows while it is read.
@@ -40,8 +41,10 @@ fn size(bytes: u64) -> String {
     }
 }
 
-/// The bytes of the regular file at `path`, at most `max` of them.
-pub fn read(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
+/// The regular file at `path`, opened for reading without waiting (a FIFO
+/// in its place is refused, not waited on), with its size; for a reader
+/// that streams it and bounds what it reads itself.
+pub fn open(path: &Path) -> Result<(std::fs::File, u64), ReadError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
@@ -51,10 +54,16 @@ pub fn read(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
     if !metadata.is_file() {
         return Err(ReadError::NotRegular);
     }
-    if metadata.len() > max {
+    Ok((file, metadata.len()))
+}
+
+/// The bytes of the regular file at `path`, at most `max` of them.
+pub fn read(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, len) = open(path)?;
+    if len > max {
         return Err(ReadError::TooLarge { max });
     }
-    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    let mut bytes = Vec::with_capacity(len as usize);
     file.take(max.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(ReadError::Io)?;
