@@ -26,18 +26,18 @@ impl SecretAddress {
             Some((scheme, rest)) => (Some(scheme), rest),
             None => (None, address.as_str()),
         };
-        // The authority ends at the first `/`, `?` or `#`; its user
-        // information at the last `@` within it.
-        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
-        let host = match authority.rfind('@') {
-            Some(at) => format!("…@{}", &authority[at + 1..]),
-            None => authority.to_string(),
+        // Everything before the last `@` is user information, even where a
+        // password holds an unencoded `/`, `@`, `?` or `#` (better to hide
+        // a host whose query has an `@` than to show part of a password).
+        let (user, rest) = match rest.rfind('@') {
+            Some(at) => ("…@", &rest[at + 1..]),
+            None => ("", rest),
         };
-        let tail = match tail.find(['?', '#']) {
-            Some(query) => format!("{}?…", &tail[..query]),
-            None => tail.to_string(),
+        let (host, tail) = match rest.find(['?', '#']) {
+            Some(query) => (&rest[..query], "?…"),
+            None => (rest, ""),
         };
+        let host = format!("{user}{host}");
         match scheme {
             Some(scheme) => format!("{scheme}://{host}{tail}"),
             None => format!("{host}{tail}"),
@@ -84,6 +84,10 @@ mod tests {
             ),
             ("redis://127.0.0.1:6379/1", "redis://127.0.0.1:6379/1"),
             ("user:hunter2@host", "…@host"),
+            ("redis://user:hun/ter2@host:6379/0", "redis://…@host:6379/0"),
+            ("redis://user:hun@ter2@host", "redis://…@host"),
+            ("redis://user:hunter2#frag@host", "redis://…@host"),
+            ("redis://user:hunter2?x@host/0?db=1", "redis://…@host/0?…"),
         ] {
             let secret = SecretAddress::new(address);
             assert_eq!(secret.to_string(), shown);
