@@ -8,6 +8,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use warden_runtime::bounded_file::{self, ReadError};
 
 use super::Project;
 
@@ -27,7 +28,9 @@ impl Project {
         let mut hasher = DefaultHasher::new();
         let mut bytes = 0;
         for file in &files {
-            let contents = std::fs::read(file).ok();
+            // The one opener: a file swapped for a FIFO since it was listed
+            // is not waited on.
+            let contents = bounded_file::read(file, MAX_BYTES).ok();
             bytes += contents.as_ref().map_or(0, |c| c.len() as u64);
             if bytes > MAX_BYTES {
                 return None;
@@ -63,15 +66,18 @@ impl Project {
             if let Some(parent) = copy.parent() {
                 std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
             }
-            bytes += match std::fs::copy(&file, &copy) {
-                Ok(copied) => copied,
+            let source = match bounded_file::open(&file) {
+                Ok((source, _)) => source,
                 // Gone since it was listed (an editor's temporary file renamed
                 // over another): the next save's copy is the one that counts.
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => 0,
-                Err(error) => {
-                    return Err(error).with_context(|| format!("copying {} to {}", file.display(), copy.display()));
-                }
+                Err(ReadError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(error) => bail!(error.describe("the source file", &file)),
             };
+            let mut target = std::fs::File::create(&copy).with_context(|| format!("creating {}", copy.display()))?;
+            // At most what is left of the bound, however the file grows.
+            let left = MAX_BYTES.saturating_sub(bytes) + 1;
+            bytes += std::io::copy(&mut std::io::Read::take(source, left), &mut target)
+                .with_context(|| format!("copying {} to {}", file.display(), copy.display()))?;
             if bytes > MAX_BYTES {
                 bail!("{}: the sources hold more than {MAX_BYTES} bytes", self.dir.display());
             }
@@ -97,7 +103,9 @@ impl Project {
                     continue;
                 }
                 self.collect(&path, files)?;
-            } else if self.is_source(&path) {
+            } else if kind.is_file() && self.is_source(&path) {
+                // Regular files only: a FIFO, socket or device named like a
+                // source is not one, and reading it could wait for ever.
                 files.push(path);
                 if files.len() > MAX_FILES {
                     return None;
@@ -113,7 +121,7 @@ mod tests {
     use super::super::Project;
 
     #[test]
-    fn a_copy_holds_the_sources_and_no_file_from_outside() {
+    fn a_copy_holds_the_sources_and_no_file_from_outside_nor_a_fifo() {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret"), "not the project's").unwrap();
         let dir = tempfile::tempdir().unwrap();
@@ -124,7 +132,11 @@ mod tests {
         std::fs::write(dir.path().join("__pycache__/app.pyc"), "cache").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("secret.py")).unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+        // A FIFO named like a source: neither read nor copied (it would wait).
+        let fifo = std::ffi::CString::new(dir.path().join("pipe.py").as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         let project = Project::open(dir.path()).unwrap();
+        assert!(project.sources().is_some());
         let copy = tempfile::tempdir().unwrap();
         let to = copy.path().join("1");
         project.copy_sources(&to).unwrap();
