@@ -257,3 +257,63 @@ async fn sighup_puts_a_rewritten_trust_policy_in_force() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_fifo_at_the_audit_logs_path_is_refused_without_waiting() {
+    let dir = PluginDir::with(&["text"]);
+    let logs = tempfile::tempdir().unwrap();
+    let fifo = logs.path().join("audit.jsonl");
+    let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let started = support::warden()
+        .arg("serve")
+        .arg("--plugins")
+        .arg(dir.path())
+        .args(["--audit-log", fifo.to_str().unwrap(), "--audit-required"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), started)
+        .await
+        .expect("Warden waited on the FIFO")
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{said}");
+    assert!(
+        said.contains("audit.jsonl (a FIFO with no reader: Warden does not wait for one)"),
+        "{said}"
+    );
+}
+
+#[tokio::test]
+async fn audit_required_refuses_calls_once_its_path_is_a_folder_and_serves_once_it_is_a_file() {
+    let dir = PluginDir::with(&["text"]);
+    let logs = tempfile::tempdir().unwrap();
+    let audit = logs.path().join("audit.jsonl");
+    let server = serve(
+        dir.path(),
+        Era::Handshake,
+        &["--audit-log", audit.to_str().unwrap(), "--audit-required"],
+    )
+    .await;
+    slugify(&server, "Before").await;
+    // The operator moves the log away and a folder takes its place: the
+    // open file is no longer at the path, so no record can be proven
+    // written there.
+    std::fs::rename(&audit, logs.path().join("audit.old")).unwrap();
+    std::fs::create_dir(&audit).unwrap();
+    let refused = server.try_call("slugify", json!({ "text": "Lost" })).await.unwrap_err();
+    let refused = format!("{refused:?}");
+    assert!(refused.contains("--audit-required"), "{refused}");
+    assert!(refused.contains("no longer names the open file"), "{refused}");
+    std::fs::remove_dir(&audit).unwrap();
+    slugify(&server, "After").await;
+    let written = records(&audit);
+    assert_eq!(written.last().unwrap()["outcome"], "ok", "the call after: {written:?}");
+    assert!(
+        !records(&logs.path().join("audit.old"))
+            .iter()
+            .any(|r| r.to_string().contains("Lost")),
+        "the refused call's record went to the moved file"
+    );
+    server.stop().await;
+}

@@ -16,7 +16,7 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -100,13 +100,23 @@ impl AuditLog {
         let mut line = serde_json::to_vec(record).expect("audit records serialize");
         line.push(b'\n');
         let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        if writer.followed.elapsed() >= FOLLOW_EVERY {
+        // With --audit-required a record counts only if it lands at the
+        // configured path: checked before every write (one `stat`), and a
+        // path that cannot be opened again refuses the record rather than
+        // writing it to a file that was moved or removed.
+        let moved = if self.required || writer.followed.elapsed() >= FOLLOW_EVERY {
             writer.followed = Instant::now();
-            if !writer.is_at(&self.path) {
-                self.reopen_locked(&mut writer, "it was moved or removed");
-            }
-        }
-        match append(&mut writer.file, &line) {
+            !writer.is_at(&self.path) && !self.reopen_locked(&mut writer, "it was moved or removed")
+        } else {
+            false
+        };
+        let appended = match moved && self.required {
+            true => Err(std::io::Error::other(
+                "its path no longer names the open file, and cannot be opened again",
+            )),
+            false => append(&mut writer.file, &line),
+        };
+        match appended {
             Ok(()) => {
                 if let Some(failing) = writer.failing.take() {
                     tracing::warn!(
@@ -171,7 +181,8 @@ impl AuditLog {
         self.reopen_locked(&mut writer, "asked to");
     }
 
-    fn reopen_locked(&self, writer: &mut Writer, why: &str) {
+    /// Whether the configured path is open again.
+    fn reopen_locked(&self, writer: &mut Writer, why: &str) -> bool {
         match open_at(&self.path) {
             Ok((file, identity)) => {
                 let same = identity == writer.identity;
@@ -180,9 +191,14 @@ impl AuditLog {
                 if !same {
                     tracing::info!("audit log: opened {} again ({why})", self.path.display());
                 }
+                true
             }
             Err(error) => {
-                tracing::error!("{error:#}; audit records still go to the file that was open");
+                match self.required {
+                    true => tracing::error!("{error:#}; records are refused until it can be (--audit-required)"),
+                    false => tracing::error!("{error:#}; audit records still go to the file that was open"),
+                }
+                false
             }
         }
     }
@@ -195,12 +211,28 @@ impl Writer {
     }
 }
 
+/// Opens the log for appending, never waiting: a FIFO in its place with no
+/// reader (whose open would block, under the writer's lock, until one came)
+/// is refused at once, and one with a reader is written without waiting (a
+/// full pipe loses the record, or refuses it with --audit-required). A
+/// device (`/dev/stderr`) is written as it is.
 fn open_at(path: &Path) -> Result<(File, (u64, u64))> {
-    let file = std::fs::OpenOptions::new()
+    let opened = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(path)
-        .with_context(|| format!("cannot open the audit log {}", path.display()))?;
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(error) => {
+            let what = match std::fs::metadata(path) {
+                Ok(meta) if meta.file_type().is_fifo() => " (a FIFO with no reader: Warden does not wait for one)",
+                Ok(meta) if meta.is_dir() => " (a folder: point --audit-log at a file)",
+                _ => "",
+            };
+            return Err(error).with_context(|| format!("cannot open the audit log {}{what}", path.display()));
+        }
+    };
     let meta = file
         .metadata()
         .with_context(|| format!("cannot read the audit log {}", path.display()))?;
