@@ -45,9 +45,19 @@ fn size(bytes: u64) -> String {
 /// in its place is refused, not waited on), with its size; for a reader
 /// that streams it and bounds what it reads itself.
 pub fn open(path: &Path) -> Result<(std::fs::File, u64), ReadError> {
+    open_with(path, 0)
+}
+
+/// [`open`], refusing a symbolic link at `path` itself (`ELOOP`, as an
+/// error): for copying files that must come from inside one folder.
+pub fn open_not_following(path: &Path) -> Result<(std::fs::File, u64), ReadError> {
+    open_with(path, libc::O_NOFOLLOW)
+}
+
+fn open_with(path: &Path, flags: libc::c_int) -> Result<(std::fs::File, u64), ReadError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | flags)
         .open(path)
         .map_err(ReadError::Io)?;
     let metadata = file.metadata().map_err(ReadError::Io)?;

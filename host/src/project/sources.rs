@@ -66,7 +66,9 @@ impl Project {
             if let Some(parent) = copy.parent() {
                 std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
             }
-            let source = match bounded_file::open(&file) {
+            // Not through a link put in its place since it was listed: the
+            // copy never holds a file from outside the project.
+            let source = match bounded_file::open_not_following(&file) {
                 Ok((source, _)) => source,
                 // Gone since it was listed (an editor's temporary file renamed
                 // over another): the next save's copy is the one that counts.

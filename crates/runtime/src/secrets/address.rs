@@ -33,6 +33,19 @@ impl SecretAddress {
             Some(at) => ("…@", &rest[at + 1..]),
             None => ("", rest),
         };
+        // No `@`, but `host:` followed by something other than a port: an
+        // operator who typed only `:PASSWORD`. Hide it.
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        if user.is_empty()
+            && let Some(colon) = authority.rfind(':')
+            && !authority.ends_with(']')
+            && !authority[colon + 1..].bytes().all(|b| b.is_ascii_digit())
+        {
+            return match scheme {
+                Some(scheme) => format!("{scheme}://{}:…", &authority[..colon]),
+                None => format!("{}:…", &authority[..colon]),
+            };
+        }
         let (host, tail) = match rest.find(['?', '#']) {
             Some(query) => (&rest[..query], "?…"),
             None => (rest, ""),
@@ -88,6 +101,9 @@ mod tests {
             ("redis://user:hun@ter2@host", "redis://…@host"),
             ("redis://user:hunter2#frag@host", "redis://…@host"),
             ("redis://user:hunter2?x@host/0?db=1", "redis://…@host/0?…"),
+            ("redis://:hunter2", "redis://:…"),
+            ("redis://host:hunter2/0", "redis://host:…"),
+            ("redis://[::1]:6379/0", "redis://[::1]:6379/0"),
         ] {
             let secret = SecretAddress::new(address);
             assert_eq!(secret.to_string(), shown);
