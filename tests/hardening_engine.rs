@@ -29,16 +29,9 @@ fn component_serving(core_module: &str, tool: &str) -> Vec<u8> {
     wat::parse_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-/// The same component grown past the size served on Winch first (a custom
-/// section, code unchanged).
-fn large(mut bytes: Vec<u8>) -> Vec<u8> {
-    let mut section = wasm_encoder::Component::new();
-    section.section(&wasm_encoder::CustomSection {
-        name: "padding".into(),
-        data: vec![0x5a; BASELINE_FROM].into(),
-    });
-    bytes.extend_from_slice(&section.finish()[8..]);
-    bytes
+/// The same component grown past the size served on Winch first.
+fn large(bytes: Vec<u8>) -> Vec<u8> {
+    support::components::padded(bytes, BASELINE_FROM)
 }
 
 /// A plugin that answers 7, to show the server goes on serving.

@@ -18,18 +18,9 @@ use warden_runtime::contract::Reply;
 use warden_runtime::contract::types::InputRequired;
 use warden_runtime::{CallContext, CallFailure, Runtime, Tier};
 
-/// `name`'s component with a custom section appended that makes it a large
-/// one (as a Python or JavaScript runtime is), code unchanged.
+/// `name`'s component grown past the size served on Winch first.
 fn large(name: &str) -> Vec<u8> {
-    let mut bytes = std::fs::read(guest(name)).unwrap();
-    let mut section = wasm_encoder::Component::new();
-    section.section(&wasm_encoder::CustomSection {
-        name: "padding".into(),
-        data: vec![0x5a; BASELINE_FROM].into(),
-    });
-    // A custom section may follow any other: drop the new header, keep the section.
-    bytes.extend_from_slice(&section.finish()[8..]);
-    bytes
+    support::components::padded(std::fs::read(guest(name)).unwrap(), BASELINE_FROM)
 }
 
 async fn call(runtime: &Runtime, plugin: &Plugin, tool: &str, arguments: Value) -> Result<String, CallFailure> {

@@ -93,3 +93,17 @@ pub fn export_ok(component: &mut Component) {
     export.export("ok", ComponentExportKind::Func, 0, None);
     component.section(&export);
 }
+
+/// `component` with a custom section of `size` bytes appended, code
+/// unchanged: a component that large is served on Winch first, as a Python
+/// or JavaScript runtime is.
+pub fn padded(mut component: Vec<u8>, size: usize) -> Vec<u8> {
+    let mut section = Component::new();
+    section.section(&wasm_encoder::CustomSection {
+        name: "padding".into(),
+        data: vec![0x5a; size].into(),
+    });
+    // A custom section may follow any other: drop the new header, keep the section.
+    component.extend_from_slice(&section.finish()[8..]);
+    component
+}
