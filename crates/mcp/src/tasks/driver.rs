@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::record::{INTERNAL_ERROR, TaskRecord, error_object, now_ms};
-use super::store::Refusal;
+use super::store::{Put, Refusal};
 use super::{HEARTBEAT, LEASE, TaskEventOf, Tasks};
 use crate::interaction::{InputKind, TaskInput, answers};
 use warden_runtime::contract::types;
@@ -24,6 +24,16 @@ pub enum Finish {
     Completed(JsonObject),
     Failed(JsonObject),
     Cancelled,
+}
+
+/// What became of a write of the record.
+enum Saved {
+    /// Written (or not, the store being unreachable: the next write repeats it).
+    Kept,
+    /// The record is gone or ended by a sweep: the task is lost to this runner.
+    Lost,
+    /// The store ended the task `failed` (the record would not fit), for this reason.
+    Ended(String),
 }
 
 /// The longest status message kept: it is shown to the client on every poll.
@@ -142,12 +152,10 @@ impl TaskDriver {
         Ok(record.task())
     }
 
-    /// Writes the record, renewing the lease. False once the store has
-    /// refused it: the record is gone, or a sweep failed it when the lease
-    /// ran out — the task is lost to this runner.
-    async fn save(&self) -> bool {
+    /// Writes the record, renewing the lease.
+    async fn save(&self) -> Saved {
         if self.closed.load(Ordering::SeqCst) {
-            return true;
+            return Saved::Kept;
         }
         let now = now_ms();
         let record = {
@@ -156,17 +164,38 @@ impl TaskDriver {
             record.clone()
         };
         match self.tasks.store().put(&record).await {
-            Ok(written) => {
-                if written {
-                    self.saved_ms.store(now, Ordering::SeqCst);
-                }
-                written
+            Ok(Put::Written) => {
+                self.saved_ms.store(now, Ordering::SeqCst);
+                Saved::Kept
+            }
+            Ok(Put::Lost) => Saved::Lost,
+            Ok(Put::Ended(failed)) => {
+                let why = failed
+                    .error
+                    .as_ref()
+                    .and_then(|e| e.get("message")?.as_str())
+                    .unwrap_or("the task store ended the task")
+                    .to_string();
+                *self.lock() = *failed;
+                Saved::Ended(why)
             }
             Err(error) => {
                 tracing::warn!(plugin = %self.plugin, "cannot write a task record: {error:#}");
-                true
+                Saved::Kept
             }
         }
+    }
+
+    /// The store ended the task (its record would not fit): the call stops,
+    /// and the ending is reported once, with the store's reason.
+    fn ended_by_store(&self, why: &str) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        tracing::warn!(plugin = %self.plugin, "a task ended failed: {why}");
+        self.cancel.cancel();
+        self.tasks.release(&self.id);
+        self.event("failed", Some(why));
     }
 
     /// Takes what arrived through the store: a cancel request, answers.
@@ -193,7 +222,11 @@ impl TaskDriver {
         }
         self.poll().await;
         self.wake.notify_one();
-        let kept = self.save().await;
+        let kept = match self.save().await {
+            Saved::Kept => true,
+            Saved::Lost => false,
+            Saved::Ended(why) => return self.ended_by_store(&why),
+        };
         let saved = self.saved_ms.load(Ordering::SeqCst);
         if !kept || now_ms().saturating_sub(saved) > LEASE.as_millis() as u64 {
             tracing::error!(plugin = %self.plugin, "lost the lease on a task: stopping it");
@@ -224,12 +257,18 @@ impl TaskDriver {
             apply(&mut record, ended);
             record.status_name()
         };
-        // Not written: a sweep wrote (and reported) `failed` already.
-        let written = self.save().await;
-        self.closed.store(true, Ordering::SeqCst);
-        self.tasks.release(&self.id);
-        if written {
-            self.event(status, None);
+        match self.save().await {
+            Saved::Kept => {
+                self.closed.store(true, Ordering::SeqCst);
+                self.tasks.release(&self.id);
+                self.event(status, None);
+            }
+            // Not written: a sweep wrote (and reported) `failed` already.
+            Saved::Lost => {
+                self.closed.store(true, Ordering::SeqCst);
+                self.tasks.release(&self.id);
+            }
+            Saved::Ended(why) => self.ended_by_store(&why),
         }
     }
 
@@ -242,11 +281,11 @@ impl TaskDriver {
             let mut record = self.lock();
             apply(&mut record, Finish::Failed(error_object(INTERNAL_ERROR, why)));
         }
-        let written = self.save().await;
+        let saved = self.save().await;
         self.closed.store(true, Ordering::SeqCst);
         self.cancel.cancel();
         self.tasks.release(&self.id);
-        if written {
+        if matches!(saved, Saved::Kept) {
             self.event("failed", Some(why));
         }
     }
@@ -258,7 +297,9 @@ impl TaskDriver {
             record.input_requests = requests;
             record.updated_ms = now_ms();
         }
-        self.save().await;
+        if let Saved::Ended(why) = self.save().await {
+            return self.ended_by_store(&why);
+        }
         self.event(self.lock().status_name(), None);
     }
 
@@ -321,7 +362,9 @@ impl TaskDriver {
                         requests.retain(|key, _| pending.contains_key(key));
                     }
                 }
-                self.save().await;
+                if let Saved::Ended(why) = self.save().await {
+                    self.ended_by_store(&why);
+                }
             }
             let why = tokio::select! {
                 () = self.wake.notified() => None,

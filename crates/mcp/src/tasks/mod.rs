@@ -11,12 +11,14 @@
 //! a lease on it in the store; any replica answers `tasks/*` from the store.
 //!
 //! - `record`: a task as stored and as `tasks/get` shows it;
-//! - `store`: where records live (this process, or Redis: `redis_store`);
+//! - `store`: where records live (this process: `memory_store`, or Redis:
+//!   `redis_store`);
 //! - `driver`: one running task — its record, lease, questions and status.
 //!
 //! The task-call module runs a tool call as a (possible) task.
 
 pub mod driver;
+pub mod memory_store;
 pub mod record;
 pub mod redis_store;
 pub mod store;
@@ -36,7 +38,7 @@ use sha2::{Digest, Sha256};
 use crate::interaction::SharedUses;
 use driver::TaskDriver;
 use record::{TaskRecord, now_ms};
-use store::{Bounds, TaskStore};
+use store::{Bounds, Refusal, TaskStore};
 use warden_runtime::audit::{self, TaskEvent};
 use warden_runtime::audit_log::AuditLog;
 
@@ -278,7 +280,10 @@ impl Tasks {
         self.store
             .answer(id, answers, expires)
             .await
-            .map_err(|e| unavailable(&e))?;
+            .map_err(|refusal| match refusal {
+                Refusal::Full(why) => McpError::internal_error(format!("the answers were not kept: {why}"), None),
+                Refusal::Unavailable(error) => unavailable(&error),
+            })?;
         let local = self.running().get(id).cloned();
         if let Some(driver) = local {
             driver.wake();
@@ -366,105 +371,4 @@ pub(crate) fn new_id() -> Result<String, McpError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use rmcp::model::TaskStatus;
-    use serde_json::Value;
-
-    use super::*;
-
-    fn working(id: &str, caller: &str, lease_until_ms: u64) -> TaskRecord {
-        let now = now_ms();
-        TaskRecord {
-            id: id.into(),
-            caller: caller.into(),
-            plugin: "p".into(),
-            tool: "crawl".into(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_ms: now,
-            updated_ms: now,
-            ttl_ms: 60_000,
-            poll_ms: 500,
-            input_requests: None,
-            result: None,
-            error: None,
-            replica: "warden-2".into(),
-            lease_until_ms,
-        }
-    }
-
-    fn task_events(path: &std::path::Path) -> Vec<Value> {
-        std::fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
-    }
-
-    #[tokio::test]
-    async fn a_task_whose_runner_died_is_written_failed_and_audited_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("audit.jsonl");
-        let audit = Arc::new(AuditLog::open(&path, false).unwrap());
-        let tasks = Tasks::in_memory("warden-0".into(), Some(audit));
-        let orphan = working("orphan", "oauth-sub:alice", now_ms() - 1);
-        tasks.store().create(&orphan).await.unwrap();
-        tasks
-            .store()
-            .create(&working("alive", "", now_ms() + 5_000))
-            .await
-            .unwrap();
-
-        assert_eq!(tasks.sweep().await, (1, 0));
-        assert_eq!(tasks.sweep().await, (0, 0), "once");
-        let seen = tasks.store().get("orphan").await.unwrap().unwrap().record;
-        assert_eq!(seen.status, TaskStatus::Failed);
-        let events = task_events(&path);
-        assert_eq!(events.len(), 1, "{events:?}");
-        let event = &events[0];
-        assert_eq!(event["task_event"], "failed");
-        assert_eq!(event["tool"], "crawl");
-        assert_eq!(event["principal"], "alice");
-        assert_eq!(event["replica"], "warden-0", "the replica whose sweep noticed it");
-        let detail = event["detail"].as_str().unwrap();
-        assert!(detail.contains("(`warden-2`) stopped before it finished"), "{detail}");
-        assert_ne!(event["task"], "orphan", "a digest, not the id");
-    }
-
-    #[tokio::test]
-    async fn another_caller_cannot_get_update_or_cancel_a_real_task() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("audit.jsonl");
-        let audit = Arc::new(AuditLog::open(&path, false).unwrap());
-        let tasks = Tasks::in_memory("warden-0".into(), Some(audit));
-        let mut asking = working("alices-task", "oauth-sub:alice", now_ms() + 60_000);
-        asking.status = TaskStatus::InputRequired;
-        asking.input_requests = Some(serde_json::from_value(json!({"1.roots": {"method": "roots/list"}})).unwrap());
-        tasks.store().create(&asking).await.unwrap();
-        let answer: InputResponses = serde_json::from_value(json!({"1.roots": {"roots": []}})).unwrap();
-
-        for other in ["oauth-sub:bob", "", "oauth-sub:alice2"] {
-            let got = tasks.get("alices-task", other).await.unwrap_err();
-            assert_eq!(got.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-            assert_eq!(got.message, "no task `alices-task`");
-            let updated = tasks.update("alices-task", other, answer.clone()).await.unwrap_err();
-            assert_eq!(updated.message, "no task `alices-task`");
-            let cancelled = tasks.cancel("alices-task", other).await.unwrap_err();
-            assert_eq!(cancelled.message, "no task `alices-task`");
-        }
-        // Nothing reached the task: no answer kept, no cancel asked, nothing audited.
-        let control = tasks.store().control("alices-task").await.unwrap();
-        assert!(!control.cancel && control.answers.is_empty(), "{control:?}");
-        assert!(task_events(&path).is_empty());
-        let hers = tasks.get("alices-task", "oauth-sub:alice").await.unwrap();
-        assert_eq!(hers.task.status(), TaskStatus::InputRequired);
-
-        // Its owner's cancel is acknowledged and audited as requested, with her name.
-        tasks.cancel("alices-task", "oauth-sub:alice").await.unwrap();
-        assert!(tasks.store().control("alices-task").await.unwrap().cancel);
-        let events = task_events(&path);
-        assert_eq!(events.len(), 1, "{events:?}");
-        assert_eq!(events[0]["task_event"], "cancel_requested");
-        assert_eq!(events[0]["principal"], "alice");
-    }
-}
+mod tests;

@@ -144,6 +144,42 @@ impl TaskRecord {
     pub fn size(&self) -> usize {
         serde_json::to_string(self).map_or(0, |text| text.len())
     }
+
+    /// This record, ended `failed` for `why` (at most `MAX_ENDING_MESSAGE`
+    /// characters): nothing it carried (result, questions, status line) is
+    /// kept, so it is never more than `ENDING_ROOM` bytes larger than an
+    /// unfinished record.
+    pub fn ended_failed(mut self, why: &str, now: u64) -> Self {
+        // Printable ASCII, so the bound in bytes holds once escaped as JSON.
+        let why: String = why
+            .chars()
+            .map(|c| if c.is_ascii() && !c.is_ascii_control() { c } else { '?' })
+            .take(MAX_ENDING_MESSAGE)
+            .collect();
+        self.status = TaskStatus::Failed;
+        self.status_message = None;
+        self.input_requests = None;
+        self.result = None;
+        self.error = Some(error_object(INTERNAL_ERROR, why));
+        self.updated_ms = now;
+        self
+    }
+}
+
+/// The longest reason a store writes into a record it ends.
+pub const MAX_ENDING_MESSAGE: usize = 400;
+
+/// Bytes a store keeps free beside each unfinished record, so that the
+/// record ending it `failed` (`ended_failed`) always fits: the reason, its
+/// JSON and a longer `updatedMs` are within it.
+pub const ENDING_ROOM: usize = 1024;
+
+impl TaskRecord {
+    /// Bytes the store counts for it: the record, and the room its ending
+    /// needs while it is unfinished.
+    pub fn charge(&self) -> usize {
+        self.size() + if self.is_terminal() { 0 } else { ENDING_ROOM }
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use warden_runtime::secrets::SecretAddress;
 
 use super::record::{TaskRecord, now_ms};
-use super::store::{Bounds, Control, Expired, Refusal, SWEEP_BATCH, Seen};
+use super::store::{Bounds, Control, Expired, Put, Refusal, SWEEP_BATCH, Seen};
 
 /// How long one Redis command may take before the store counts as unavailable.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -217,7 +217,7 @@ impl RedisStore {
         Ok(Some(Seen { record, answered }))
     }
 
-    pub async fn put(&self, record: &TaskRecord) -> Result<bool> {
+    pub async fn put(&self, record: &TaskRecord) -> Result<Put> {
         let mut connection = self.connection.clone();
         let json = serde_json::to_string(record)?;
         let lease = if record.is_terminal() {
@@ -237,7 +237,7 @@ impl RedisStore {
             .query_async(&mut connection)
             .await
             .context("the task store did not take the record")?;
-        Ok(written == 1)
+        Ok(if written == 1 { Put::Written } else { Put::Lost })
     }
 
     /// Fails the unfinished tasks whose lease ran out; the replica whose

@@ -6,12 +6,12 @@
 //! sent through `tasks/update`, and whether `tasks/cancel` was asked (both
 //! written by whichever replica took the request, and taken by the runner).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::collections::BTreeMap;
 
 use anyhow::Result;
 use serde_json::Value;
 
+use super::memory_store::MemoryStore;
 use super::record::{TaskRecord, now_ms};
 use super::redis_store::RedisStore;
 
@@ -23,8 +23,12 @@ pub struct Bounds {
     pub per_caller: usize,
     /// Records in all.
     pub total: usize,
-    /// Bytes of records in all (results included), in this process.
+    /// Bytes of records in all (results and answers included), in this
+    /// process; checked at every write, not only when a task is created.
     pub bytes: usize,
+    /// Bytes of one caller's records: a caller that fills its share leaves
+    /// the rest of `bytes` to the others.
+    pub per_caller_bytes: usize,
 }
 
 impl Default for Bounds {
@@ -33,8 +37,22 @@ impl Default for Bounds {
             per_caller: 256,
             total: 4096,
             bytes: 64 << 20,
+            per_caller_bytes: 16 << 20,
         }
     }
+}
+
+/// What became of the runner's write of its record.
+#[derive(Debug)]
+pub enum Put {
+    Written,
+    /// Not written: the record is gone, or already ended — by a sweep that
+    /// found the runner's lease run out (`fail_lapsed`), so the runner has
+    /// lost the task.
+    Lost,
+    /// Not written: it would have taken the store past a bound, so the store
+    /// ended the task `failed` instead, with this record, saying why.
+    Ended(Box<TaskRecord>),
 }
 
 /// What the runner of a task takes from the store: a cancel request, and
@@ -104,10 +122,8 @@ impl TaskStore {
         }
     }
 
-    /// The runner's write of its record. False when it was not written: the
-    /// record is gone, or already ended — by a sweep that found the runner's
-    /// lease run out (`fail_lapsed`), so the runner has lost the task.
-    pub async fn put(&self, record: &TaskRecord) -> Result<bool> {
+    /// The runner's write of its record (see `Put`).
+    pub async fn put(&self, record: &TaskRecord) -> Result<Put> {
         match self {
             TaskStore::Memory(store) => Ok(store.put(record)),
             TaskStore::Redis(store) => store.put(record).await,
@@ -126,13 +142,13 @@ impl TaskStore {
 
     /// Answers for the task's outstanding questions (checked by the caller).
     /// `expires_ms`: the task's own expiry, which these expire with.
-    pub async fn answer(&self, id: &str, answers: BTreeMap<String, Value>, expires_ms: u64) -> Result<()> {
+    pub async fn answer(&self, id: &str, answers: BTreeMap<String, Value>, expires_ms: u64) -> Result<(), Refusal> {
         match self {
-            TaskStore::Memory(store) => {
-                store.answer(id, answers);
-                Ok(())
-            }
-            TaskStore::Redis(store) => store.answer(id, answers, expires_ms).await,
+            TaskStore::Memory(store) => store.answer(id, answers).map_err(Refusal::Full),
+            TaskStore::Redis(store) => store
+                .answer(id, answers, expires_ms)
+                .await
+                .map_err(Refusal::Unavailable),
         }
     }
 
@@ -161,310 +177,5 @@ impl TaskStore {
             TaskStore::Memory(_) => None,
             TaskStore::Redis(store) => Some(store.use_once(digest, ttl_ms).await),
         }
-    }
-}
-
-/// The embedded store: bounded, swept of expired records as it goes.
-pub struct MemoryStore {
-    inner: Mutex<Inner>,
-    bounds: Bounds,
-}
-
-#[derive(Default)]
-struct Inner {
-    tasks: HashMap<String, Entry>,
-    bytes: usize,
-    /// Swept since the last `MemoryStore::sweep` took them; at most as
-    /// many as the store held.
-    expired: Vec<Expired>,
-}
-
-struct Entry {
-    record: TaskRecord,
-    size: usize,
-    cancel: bool,
-    answers: BTreeMap<String, Value>,
-}
-
-impl MemoryStore {
-    pub fn new(bounds: Bounds) -> Self {
-        Self {
-            inner: Mutex::new(Inner::default()),
-            bounds,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().expect("task store lock")
-    }
-
-    fn create(&self, record: &TaskRecord) -> Result<(), Refusal> {
-        let mut inner = self.lock();
-        inner.sweep(now_ms());
-        let size = record.size();
-        let held = inner
-            .tasks
-            .values()
-            .filter(|e| e.record.caller == record.caller)
-            .count();
-        if held >= self.bounds.per_caller {
-            return Err(Refusal::Full(format!(
-                "this caller holds {held} tasks already (at most {}); each is kept until its ttlMs ends",
-                self.bounds.per_caller
-            )));
-        }
-        if inner.tasks.len() >= self.bounds.total || inner.bytes + size > self.bounds.bytes {
-            return Err(Refusal::Full(format!(
-                "this Warden holds {} tasks ({} bytes) already, at most {} ({} bytes)",
-                inner.tasks.len(),
-                inner.bytes,
-                self.bounds.total,
-                self.bounds.bytes
-            )));
-        }
-        inner.bytes += size;
-        inner.tasks.insert(
-            record.id.clone(),
-            Entry {
-                record: record.clone(),
-                size,
-                cancel: false,
-                answers: BTreeMap::new(),
-            },
-        );
-        Ok(())
-    }
-
-    fn get(&self, id: &str) -> Option<Seen> {
-        let mut inner = self.lock();
-        inner.sweep(now_ms());
-        let entry = inner.tasks.get(id)?;
-        Some(Seen {
-            record: entry.record.clone(),
-            answered: entry.answers.keys().cloned().collect(),
-        })
-    }
-
-    fn put(&self, record: &TaskRecord) -> bool {
-        let mut inner = self.lock();
-        let Some(entry) = inner.tasks.get_mut(&record.id) else {
-            return false;
-        };
-        if entry.record.is_terminal() {
-            return false;
-        }
-        let (old, size) = entry.replace(record.clone());
-        inner.bytes = inner.bytes - old + size;
-        true
-    }
-
-    fn fail_lapsed(&self, now: u64) -> Vec<TaskRecord> {
-        let mut inner = self.lock();
-        let mut failed = Vec::new();
-        let mut bytes = inner.bytes;
-        for entry in inner.tasks.values_mut() {
-            if entry.record.is_terminal() || entry.record.lease_until_ms >= now || failed.len() >= SWEEP_BATCH {
-                continue;
-            }
-            let record = entry.record.clone().seen_at(now, &[]);
-            let (old, size) = entry.replace(record.clone());
-            bytes = bytes - old + size;
-            failed.push(record);
-        }
-        inner.bytes = bytes;
-        failed
-    }
-
-    fn answer(&self, id: &str, answers: BTreeMap<String, Value>) {
-        if let Some(entry) = self.lock().tasks.get_mut(id) {
-            entry.answers.extend(answers);
-        }
-    }
-
-    fn cancel(&self, id: &str) {
-        if let Some(entry) = self.lock().tasks.get_mut(id) {
-            entry.cancel = true;
-        }
-    }
-
-    fn sweep(&self) -> Vec<Expired> {
-        let mut inner = self.lock();
-        inner.sweep(now_ms());
-        let take = inner.expired.len().min(SWEEP_BATCH);
-        inner.expired.drain(..take).collect()
-    }
-
-    fn control(&self, id: &str) -> Control {
-        match self.lock().tasks.get_mut(id) {
-            Some(entry) => Control {
-                cancel: entry.cancel,
-                answers: std::mem::take(&mut entry.answers),
-            },
-            None => Control::default(),
-        }
-    }
-}
-
-impl Entry {
-    /// Replaces the record; returns the old size and the new.
-    fn replace(&mut self, record: TaskRecord) -> (usize, usize) {
-        let size = record.size();
-        self.record = record;
-        (std::mem::replace(&mut self.size, size), size)
-    }
-}
-
-impl Inner {
-    fn sweep(&mut self, now: u64) {
-        let mut freed = 0;
-        let expired = &mut self.expired;
-        self.tasks.retain(|_, entry| {
-            let keep = entry.record.expires_ms() > now;
-            if !keep {
-                freed += entry.size;
-                expired.push(Expired {
-                    id: entry.record.id.clone(),
-                    plugin: entry.record.plugin.clone(),
-                    tool: entry.record.tool.clone(),
-                });
-            }
-            keep
-        });
-        self.bytes -= freed;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use rmcp::model::TaskStatus;
-
-    use super::*;
-
-    fn record(id: &str, caller: &str, ttl_ms: u64) -> TaskRecord {
-        TaskRecord {
-            id: id.into(),
-            caller: caller.into(),
-            plugin: "p".into(),
-            tool: "t".into(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_ms: now_ms(),
-            updated_ms: now_ms(),
-            ttl_ms,
-            poll_ms: 500,
-            input_requests: None,
-            result: None,
-            error: None,
-            replica: "r".into(),
-            lease_until_ms: now_ms() + 5_000,
-        }
-    }
-
-    #[test]
-    fn expired_records_are_reported_once() {
-        let store = MemoryStore::new(Bounds::default());
-        let mut old = record("old", "alice", 1);
-        old.created_ms = now_ms() - 10;
-        store.create(&old).unwrap();
-        store.create(&record("new", "alice", 60_000)).unwrap();
-        let expired = store.sweep();
-        assert_eq!(
-            expired,
-            [Expired {
-                id: "old".into(),
-                plugin: "p".into(),
-                tool: "t".into()
-            }]
-        );
-        assert!(store.sweep().is_empty(), "reported once");
-        assert!(store.get("new").is_some());
-    }
-
-    #[test]
-    fn a_caller_cannot_hold_more_than_its_share() {
-        let store = MemoryStore::new(Bounds {
-            per_caller: 2,
-            total: 3,
-            bytes: 1 << 20,
-        });
-        store.create(&record("a", "alice", 60_000)).unwrap();
-        store.create(&record("b", "alice", 60_000)).unwrap();
-        assert!(matches!(
-            store.create(&record("c", "alice", 60_000)),
-            Err(Refusal::Full(_))
-        ));
-        store.create(&record("d", "bob", 60_000)).unwrap();
-        assert!(matches!(
-            store.create(&record("e", "carol", 60_000)),
-            Err(Refusal::Full(_))
-        ));
-    }
-
-    #[test]
-    fn expired_records_are_forgotten_and_free_their_room() {
-        let store = MemoryStore::new(Bounds {
-            per_caller: 1,
-            total: 1,
-            bytes: 1 << 20,
-        });
-        store.create(&record("a", "alice", 0)).unwrap();
-        assert!(store.get("a").is_none());
-        store.create(&record("b", "alice", 60_000)).unwrap();
-        let inner = store.lock();
-        assert_eq!(inner.bytes, inner.tasks["b"].size);
-    }
-
-    #[test]
-    fn a_task_whose_lease_ran_out_is_written_failed_once_and_its_runner_locked_out() {
-        let store = MemoryStore::new(Bounds::default());
-        let now = now_ms();
-        let mut orphan = record("orphan", "alice", 60_000);
-        orphan.lease_until_ms = now - 1;
-        orphan.replica = "warden-2".into();
-        store.create(&orphan).unwrap();
-        store.create(&record("alive", "alice", 60_000)).unwrap();
-        let mut done = record("done", "alice", 60_000);
-        done.lease_until_ms = now - 1;
-        done.status = TaskStatus::Completed;
-        store.create(&done).unwrap();
-
-        let failed = store.fail_lapsed(now);
-        assert_eq!(failed.len(), 1, "{failed:?}");
-        assert_eq!(failed[0].id, "orphan");
-        assert_eq!(failed[0].status, TaskStatus::Failed);
-        let message = failed[0].error.as_ref().unwrap()["message"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        assert!(message.contains("(`warden-2`) stopped before it finished"), "{message}");
-        // Written, not only derived at read time: the stored record says so.
-        let stored = store.get("orphan").unwrap().record;
-        assert_eq!(stored.status, TaskStatus::Failed);
-        assert_eq!(stored.error, failed[0].error);
-        assert_eq!(store.get("done").unwrap().record.status, TaskStatus::Completed);
-        assert_eq!(store.get("alive").unwrap().record.status, TaskStatus::Working);
-        // Once: the next sweep finds nothing.
-        assert!(store.fail_lapsed(now + 1).is_empty());
-        // The runner that comes back cannot write `working` over it.
-        let mut late = orphan.clone();
-        late.lease_until_ms = now + 5_000;
-        assert!(!store.put(&late));
-        assert_eq!(store.get("orphan").unwrap().record.status, TaskStatus::Failed);
-        assert!(store.put(&record("alive", "alice", 60_000)));
-        let inner = store.lock();
-        assert_eq!(inner.bytes, inner.tasks.values().map(|e| e.size).sum::<usize>());
-    }
-
-    #[test]
-    fn answers_and_cancel_are_taken_by_the_runner() {
-        let store = MemoryStore::new(Bounds::default());
-        store.create(&record("a", "", 60_000)).unwrap();
-        store.answer("a", BTreeMap::from([("k".to_string(), Value::Bool(true))]));
-        assert_eq!(store.get("a").unwrap().answered, ["k"]);
-        store.cancel("a");
-        let control = store.control("a");
-        assert!(control.cancel);
-        assert_eq!(control.answers.len(), 1);
-        assert!(store.control("a").answers.is_empty());
     }
 }

@@ -1,0 +1,280 @@
+//! The embedded task store: records in this process's memory, bounded in
+//! count and in bytes at every write — a task's creation, each write of its
+//! record (its result included) and each answer kept for it — and swept of
+//! expired records as it goes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::record::{TaskRecord, now_ms};
+use super::store::{Bounds, Control, Expired, Put, Refusal, SWEEP_BATCH, Seen};
+
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+    bounds: Bounds,
+}
+
+#[derive(Default)]
+struct Inner {
+    tasks: HashMap<String, Entry>,
+    /// Bytes counted for every entry (`Entry::charge`), and for each caller's.
+    bytes: usize,
+    by_caller: HashMap<String, usize>,
+    /// Swept since the last `MemoryStore::sweep` took them; at most as
+    /// many as the store held.
+    expired: Vec<Expired>,
+}
+
+struct Entry {
+    record: TaskRecord,
+    /// What this entry counts against the bounds: the record's charge
+    /// (`TaskRecord::charge`) and its answers.
+    charge: usize,
+    cancel: bool,
+    answers: BTreeMap<String, Value>,
+    answers_bytes: usize,
+}
+
+/// Bytes answers hold, as the store counts them.
+fn answers_size(answers: &BTreeMap<String, Value>) -> usize {
+    answers
+        .iter()
+        .map(|(key, value)| key.len() + value.to_string().len())
+        .sum()
+}
+
+impl MemoryStore {
+    pub fn new(bounds: Bounds) -> Self {
+        Self {
+            inner: Mutex::new(Inner::default()),
+            bounds,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().expect("task store lock")
+    }
+
+    pub(super) fn create(&self, record: &TaskRecord) -> Result<(), Refusal> {
+        let mut inner = self.lock();
+        inner.sweep(now_ms());
+        let charge = record.charge();
+        let held = inner
+            .tasks
+            .values()
+            .filter(|e| e.record.caller == record.caller)
+            .count();
+        if held >= self.bounds.per_caller {
+            return Err(Refusal::Full(format!(
+                "this caller holds {held} tasks already (at most {}); each is kept until its ttlMs ends",
+                self.bounds.per_caller
+            )));
+        }
+        if inner.tasks.len() >= self.bounds.total {
+            return Err(Refusal::Full(format!(
+                "this Warden holds {} tasks already, at most {}",
+                inner.tasks.len(),
+                self.bounds.total
+            )));
+        }
+        inner
+            .fits(&self.bounds, &record.caller, 0, charge)
+            .map_err(Refusal::Full)?;
+        inner.recharge(&record.caller, 0, charge);
+        inner.tasks.insert(
+            record.id.clone(),
+            Entry {
+                record: record.clone(),
+                charge,
+                cancel: false,
+                answers: BTreeMap::new(),
+                answers_bytes: 0,
+            },
+        );
+        Ok(())
+    }
+
+    pub(super) fn get(&self, id: &str) -> Option<Seen> {
+        let mut inner = self.lock();
+        inner.sweep(now_ms());
+        let entry = inner.tasks.get(id)?;
+        Some(Seen {
+            record: entry.record.clone(),
+            answered: entry.answers.keys().cloned().collect(),
+        })
+    }
+
+    /// The runner's write. A record that would take the store past a bound
+    /// is not written: the task ends `failed` instead, saying why, in the
+    /// room its entry kept for that (`ENDING_ROOM`).
+    pub(super) fn put(&self, record: &TaskRecord) -> Put {
+        let mut inner = self.lock();
+        let Some(entry) = inner.tasks.get(&record.id) else {
+            return Put::Lost;
+        };
+        if entry.record.is_terminal() {
+            return Put::Lost;
+        }
+        let (old, answers_bytes, caller) = (entry.charge, entry.answers_bytes, entry.record.caller.clone());
+        let charge = record.charge() + answers_bytes;
+        let (written, put) = match inner.fits(&self.bounds, &caller, old, charge) {
+            Ok(()) => (record.clone(), Put::Written),
+            Err(full) => {
+                let why = format!(
+                    "the task's record ({} bytes, its result included) does not fit in the task store, so the \
+                     result was not kept: {full}",
+                    record.size()
+                );
+                let failed = entry.record.clone().ended_failed(&why, now_ms());
+                (failed.clone(), Put::Ended(Box::new(failed)))
+            }
+        };
+        let charge = written.charge() + answers_bytes;
+        debug_assert!(
+            matches!(put, Put::Written) || charge <= old,
+            "an ending fits in its room"
+        );
+        inner.recharge(&caller, old, charge);
+        let entry = inner.tasks.get_mut(&record.id).expect("looked up above");
+        entry.record = written;
+        entry.charge = charge;
+        put
+    }
+
+    pub(super) fn fail_lapsed(&self, now: u64) -> Vec<TaskRecord> {
+        let mut inner = self.lock();
+        let lapsed: Vec<String> = inner
+            .tasks
+            .values()
+            .filter(|e| !e.record.is_terminal() && e.record.lease_until_ms < now)
+            .take(SWEEP_BATCH)
+            .map(|e| e.record.id.clone())
+            .collect();
+        let mut failed = Vec::new();
+        for id in lapsed {
+            let entry = &inner.tasks[&id];
+            let seen = entry.record.clone().seen_at(now, &[]);
+            let why = seen
+                .error
+                .as_ref()
+                .and_then(|e| e.get("message")?.as_str())
+                .unwrap_or("the task's lease ran out")
+                .to_string();
+            let record = entry.record.clone().ended_failed(&why, seen.updated_ms);
+            let (old, caller) = (entry.charge, entry.record.caller.clone());
+            let charge = record.charge() + entry.answers_bytes;
+            inner.recharge(&caller, old, charge);
+            let entry = inner.tasks.get_mut(&id).expect("listed above");
+            entry.record = record.clone();
+            entry.charge = charge;
+            failed.push(record);
+        }
+        failed
+    }
+
+    /// Keeps answers for the runner, within the bounds: answers that would
+    /// take the store past one are refused, saying which.
+    pub(super) fn answer(&self, id: &str, answers: BTreeMap<String, Value>) -> Result<(), String> {
+        let mut inner = self.lock();
+        let Some(entry) = inner.tasks.get(id) else {
+            return Ok(());
+        };
+        let mut kept = entry.answers.clone();
+        kept.extend(answers);
+        let kept_bytes = answers_size(&kept);
+        let (old, caller) = (entry.charge, entry.record.caller.clone());
+        let charge = old - entry.answers_bytes + kept_bytes;
+        inner
+            .fits(&self.bounds, &caller, old, charge)
+            .map_err(|full| format!("the answers ({kept_bytes} bytes) do not fit in the task store: {full}"))?;
+        inner.recharge(&caller, old, charge);
+        let entry = inner.tasks.get_mut(id).expect("looked up above");
+        entry.answers = kept;
+        entry.answers_bytes = kept_bytes;
+        entry.charge = charge;
+        Ok(())
+    }
+
+    pub(super) fn cancel(&self, id: &str) {
+        if let Some(entry) = self.lock().tasks.get_mut(id) {
+            entry.cancel = true;
+        }
+    }
+
+    pub(super) fn sweep(&self) -> Vec<Expired> {
+        let mut inner = self.lock();
+        inner.sweep(now_ms());
+        let take = inner.expired.len().min(SWEEP_BATCH);
+        inner.expired.drain(..take).collect()
+    }
+
+    pub(super) fn control(&self, id: &str) -> Control {
+        let mut inner = self.lock();
+        let Some(entry) = inner.tasks.get_mut(id) else {
+            return Control::default();
+        };
+        let control = Control {
+            cancel: entry.cancel,
+            answers: std::mem::take(&mut entry.answers),
+        };
+        let (old, freed, caller) = (entry.charge, entry.answers_bytes, entry.record.caller.clone());
+        entry.charge -= freed;
+        entry.answers_bytes = 0;
+        inner.recharge(&caller, old, old - freed);
+        control
+    }
+}
+
+impl Inner {
+    /// Whether `caller`'s entry can go from `old` to `new` bytes within the
+    /// bounds; if not, which bound it would pass.
+    fn fits(&self, bounds: &Bounds, caller: &str, old: usize, new: usize) -> Result<(), String> {
+        let mine = self.by_caller.get(caller).copied().unwrap_or(0);
+        if self.bytes - old + new > bounds.bytes {
+            return Err(format!(
+                "it holds {} of its {} bytes for all tasks",
+                self.bytes, bounds.bytes
+            ));
+        }
+        if mine - old + new > bounds.per_caller_bytes {
+            return Err(format!(
+                "this caller's tasks hold {mine} of their {} bytes",
+                bounds.per_caller_bytes
+            ));
+        }
+        Ok(())
+    }
+
+    fn recharge(&mut self, caller: &str, old: usize, new: usize) {
+        self.bytes = self.bytes - old + new;
+        let mine = self.by_caller.entry(caller.to_string()).or_default();
+        *mine = *mine - old + new;
+        if *mine == 0 {
+            self.by_caller.remove(caller);
+        }
+    }
+
+    fn sweep(&mut self, now: u64) {
+        let gone: Vec<String> = self
+            .tasks
+            .values()
+            .filter(|e| e.record.expires_ms() <= now)
+            .map(|e| e.record.id.clone())
+            .collect();
+        for id in gone {
+            let entry = self.tasks.remove(&id).expect("listed above");
+            self.recharge(&entry.record.caller, entry.charge, 0);
+            self.expired.push(Expired {
+                id,
+                plugin: entry.record.plugin,
+                tool: entry.record.tool,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "memory_store_tests.rs"]
+mod tests;
