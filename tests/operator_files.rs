@@ -1,10 +1,106 @@
 //! Warden's own files on a full disk (issue 28): the compiled-code cache
 //! (plugins are compiled in memory and served, and the failure is said once,
-//! not once per plugin) and the server's log (stderr).
+//! not once per plugin) and the server's log (stderr). And the operator's
+//! files named on the command line, read through the one opener
+//! (`bounded_file`): a FIFO in their place is refused at once, named.
+
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
 
 mod support;
 
+use std::path::Path;
+use std::time::Duration;
+
 use support::{Era, PluginDir, namespaces, serve_command};
+
+fn mkfifo(path: &Path) {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+}
+
+/// Runs `warden ARGS` with nothing on stdin; fails the test if it waits (on
+/// a FIFO with no writer) or succeeds; returns what it said on stderr.
+async fn refused_at_once(args: &[&std::ffi::OsStr]) -> String {
+    let ran = support::warden()
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), ran)
+        .await
+        .unwrap_or_else(|_| panic!("`warden {args:?}` waited on a FIFO"))
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{said}");
+    said
+}
+
+#[tokio::test]
+async fn fifos_where_the_command_line_names_a_file_are_refused_without_waiting() {
+    let dir = PluginDir::with(&["text"]);
+    let files = tempfile::tempdir().unwrap();
+    let at = |name: &str| files.path().join(name);
+    let not_regular = |what: &str, name: &str| format!("{what} {} is not a regular file", at(name).display());
+
+    // The trust policy, and a signer's key it names (`warden check`, as `serve` and `pull`).
+    mkfifo(&at("trust.toml"));
+    let said = refused_at_once(&[
+        "check".as_ref(),
+        "--plugins".as_ref(),
+        dir.path().as_os_str(),
+        "--trust".as_ref(),
+        at("trust.toml").as_os_str(),
+    ])
+    .await;
+    assert!(said.contains(&not_regular("the file", "trust.toml")), "{said}");
+    std::fs::write(
+        at("keyed.toml"),
+        "[[repository]]\nmatch = \"r.io/a/*\"\n[[repository.signer]]\nname = \"k\"\nkey = \"k.pub\"\n",
+    )
+    .unwrap();
+    mkfifo(&at("k.pub"));
+    let said = refused_at_once(&[
+        "check".as_ref(),
+        "--plugins".as_ref(),
+        dir.path().as_os_str(),
+        "--trust".as_ref(),
+        at("keyed.toml").as_os_str(),
+    ])
+    .await;
+    assert!(said.contains(&not_regular("the file", "k.pub")), "{said}");
+    assert!(said.contains("`repository[0].signer[0].key`"), "{said}");
+
+    // The component `warden embed-docs` documents.
+    mkfifo(&at("component.wasm"));
+    let said = refused_at_once(&[
+        "embed-docs".as_ref(),
+        at("component.wasm").as_os_str(),
+        "--wit".as_ref(),
+        files.path().as_os_str(),
+    ])
+    .await;
+    assert!(said.contains(&not_regular("the component", "component.wasm")), "{said}");
+
+    // The HTTP bearer token (`--token-file`), read before anything loads.
+    mkfifo(&at("token"));
+    let said = refused_at_once(&[
+        "serve".as_ref(),
+        "--plugins".as_ref(),
+        dir.path().as_os_str(),
+        "--http".as_ref(),
+        "127.0.0.1:0".as_ref(),
+        "--token-file".as_ref(),
+        at("token").as_os_str(),
+    ])
+    .await;
+    assert!(said.contains(&not_regular("the token file", "token")), "{said}");
+
+    // A project file `warden build` reads to name the plugin.
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("app.py"), "").unwrap();
+    mkfifo(&project.path().join("pyproject.toml"));
+    let said = refused_at_once(&["build".as_ref(), project.path().as_os_str()]).await;
+    assert!(said.contains("pyproject.toml is not a regular file"), "{said}");
+}
 
 #[tokio::test]
 async fn a_full_cache_folder_compiles_in_memory_and_says_so_once() {

@@ -5,11 +5,13 @@ use anyhow::{Context, Result};
 
 use crate::cli::EmbedDocsArgs;
 use warden_plugins::plain::docs::{self, Docs};
+use warden_runtime::bounded_file;
+use warden_runtime::component_shape::MAX_COMPONENT_BYTES;
 
 /// `warden embed-docs`: writes the documented component, replacing the file
 /// only once the new one is complete.
 pub fn run(args: &EmbedDocsArgs) -> Result<()> {
-    let bytes = std::fs::read(&args.component).with_context(|| format!("cannot read {}", args.component.display()))?;
+    let bytes = bounded_file::read_named(&args.component, MAX_COMPONENT_BYTES, "the component")?;
     let documented = docs::embed(&bytes, &args.wit, args.world.as_deref())
         .with_context(|| format!("cannot document {}", args.component.display()))?;
     let output = args.output.as_ref().unwrap_or(&args.component);

@@ -392,11 +392,13 @@ async fn oauth(args: &ServeArgs) -> Result<Option<Arc<OAuth>>> {
     Ok(Some(Arc::new(oauth)))
 }
 
+/// The longest `--token-file` read: a token, not a document.
+const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
+
 fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOptions> {
     let token = match (&args.token_file, &args.token_env) {
         (Some(path), _) => Some(
-            std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the token file {}", path.display()))?
+            warden_runtime::bounded_file::read_text(path, MAX_TOKEN_FILE_BYTES, "the token file")?
                 .trim()
                 .to_string(),
         ),
@@ -436,8 +438,10 @@ fn http_options(args: &ServeArgs, addr: std::net::SocketAddr) -> Result<HttpOpti
 /// This replica's name in task records when `--replica-id` is not given:
 /// the host name (a pod's name in Kubernetes), else `warden`.
 fn replica_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
+    // The kernel's own file, not a path anyone configures.
+    #[allow(clippy::disallowed_methods)]
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname");
+    name.ok()
         .map(|name| {
             name.trim()
                 .chars()

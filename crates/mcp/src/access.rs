@@ -140,7 +140,7 @@ pub fn may_deliver(grant: Option<&Permissions>, swap: &Swap, uri: &str) -> bool 
 }
 
 /// The longest policy file read; a policy is a few rules, not a database.
-const MAX_POLICY_BYTES: u64 = 1 << 20;
+pub const MAX_POLICY_BYTES: u64 = 1 << 20;
 
 impl AccessPolicy {
     pub fn load(path: &Path) -> Result<Self> {

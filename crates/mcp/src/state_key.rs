@@ -16,11 +16,12 @@
 use std::collections::BTreeSet;
 use std::fs::Metadata;
 use std::io::Read as _;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
+use warden_runtime::bounded_file;
 use warden_runtime::cache;
 
 /// The shortest key accepted.
@@ -36,18 +37,12 @@ const MAX_FILE_BYTES: u64 = 4096;
 /// Reads and checks the key file at `path`.
 pub fn load(path: &Path) -> Result<Vec<u8>> {
     let shown = path.display();
-    // Never waiting on a FIFO planted in its place.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .with_context(|| format!("cannot read the request-state key {shown}"))?;
+    // The one opener: a regular file only, never waiting on a FIFO planted
+    // in its place.
+    let (file, _) = bounded_file::open(path).map_err(|error| anyhow!(error.describe("the request-state key", path)))?;
     let metadata = file
         .metadata()
         .with_context(|| format!("cannot read the request-state key {shown}"))?;
-    if !metadata.is_file() {
-        bail!("the request-state key {shown} is not a regular file");
-    }
     if let Some(why) = exposed(&metadata) {
         bail!(
             "the request-state key {shown} {why}: whoever can read it can forge requestStates, and whoever \

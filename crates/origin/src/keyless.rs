@@ -71,7 +71,7 @@ impl Root {
     /// A `trusted_root.json` of the operator's.
     pub fn load(path: &Path) -> Result<Self> {
         crate::crypto_provider::install();
-        let text = crate::read_bounded(path, 4 * 1024 * 1024)?;
+        let text = crate::bounded_file::read_text(path, 4 * 1024 * 1024, "the trusted root")?;
         let root = TrustedRoot::from_json(&text)
             .map_err(|e| anyhow::anyhow!("{} is not a Sigstore trusted root: {e}", path.display()))?;
         Self::new(&root, path.display().to_string())

@@ -39,14 +39,9 @@ pub fn digest_of(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
 }
 
-/// A small file of the operator's or of Warden's, read with a bound.
+/// A small file of the operator's (a trust policy, a signer's key, a
+/// trusted root), read the one way: a regular file only, never waited on,
+/// at most `max` bytes of UTF-8.
 pub(crate) fn read_bounded(path: &std::path::Path, max: u64) -> anyhow::Result<String> {
-    use anyhow::Context as _;
-    let size = std::fs::metadata(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .len();
-    if size > max {
-        anyhow::bail!("{} is {size} bytes; at most {max} are read", path.display());
-    }
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+    bounded_file::read_text(path, max, "the file")
 }

@@ -31,6 +31,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::bounded_file::{self, ReadError};
 use crate::pinned::{self, PinnedDir};
 
 /// Entries kept after pruning: plenty for every plugin of a few engines and
@@ -314,21 +315,20 @@ pub fn untrusted(metadata: &Metadata) -> Option<String> {
 /// Opens a cache entry for mapping, if there is one and it can be trusted:
 /// `Ok(None)` when there is none, `Err` saying why it cannot be trusted.
 fn open_entry(path: &Path) -> std::result::Result<Option<File>, String> {
-    // Not through a symlink; and never waiting on a FIFO planted in its place.
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path);
-    let file = match opened {
-        Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) if error.raw_os_error() == Some(libc::ELOOP) => return Err("it is a symlink".into()),
-        Err(error) => return Err(format!("it cannot be opened ({error})")),
+    // The one opener, not through a symlink: a regular file only, never
+    // waiting on a FIFO planted in its place. It is mapped, not read, so no
+    // bound on its size here.
+    let file = match bounded_file::open_not_following(path) {
+        Ok((file, _)) => file,
+        Err(ReadError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(ReadError::Io(error)) if error.raw_os_error() == Some(libc::ELOOP) => {
+            return Err("it is a symlink".into());
+        }
+        Err(ReadError::Io(error)) => return Err(format!("it cannot be opened ({error})")),
+        Err(ReadError::NotRegular) => return Err("it is not a regular file".into()),
+        Err(error @ ReadError::TooLarge { .. }) => return Err(error.describe("it", path)),
     };
     let metadata = file.metadata().map_err(|e| format!("it cannot be read ({e})"))?;
-    if !metadata.is_file() {
-        return Err("it is not a regular file".into());
-    }
     match untrusted(&metadata) {
         Some(reason) => Err(format!("it {reason}")),
         None => Ok(Some(file)),
@@ -349,6 +349,9 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<File> {
         std::process::id(),
         WRITES.fetch_add(1, Ordering::Relaxed)
     ));
+    // Creates Warden's own new private file (`create_new`, never an existing
+    // one, never through a symlink): not a file anyone else names.
+    #[allow(clippy::disallowed_methods)]
     let written = (|| {
         let mut file = std::fs::OpenOptions::new()
             .read(true)
@@ -381,6 +384,7 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read their own fixtures freely
 mod tests {
     use super::*;
 

@@ -133,12 +133,11 @@ impl Drop for LiveSources {
 /// sources, read-only, where the development component imports them from.
 fn dev_manifest(project: &Project, copy: &Path) -> Result<String> {
     let path = project.dir.join(project::MANIFEST);
-    let mut table = match std::fs::read_to_string(&path) {
-        Ok(text) => text
+    let mut table = match project::read_project_file(&path, "the manifest")? {
+        Some(text) => text
             .parse::<toml::Table>()
             .with_context(|| format!("{} is not valid TOML", path.display()))?,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
-        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
+        None => toml::Table::new(),
     };
     let mounts = table
         .entry("filesystem")

@@ -16,6 +16,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::{Language, Project, js_dev, python_dev};
+use warden_runtime::bounded_file;
+
+/// The record of what the development component was built from: one
+/// digest, in hex.
+const MAX_INPUTS_BYTES: u64 = 64;
+/// A file of the SDK's past which its contents no longer count (its path
+/// still does).
+const MAX_SDK_FILE_BYTES: u64 = 64 << 20;
 
 /// Where the loader finds the project: the first `-p` folder componentize-py
 /// builds with is there too, so Python modules keep the paths they were
@@ -46,8 +54,8 @@ impl Project {
     /// the project as it is now, a trial load tells).
     pub async fn dev_previous(&self) -> Option<PathBuf> {
         let component = self.dev_component();
-        let recorded = std::fs::read_to_string(component.with_extension("inputs")).ok()?;
-        (recorded == self.dev_inputs().await.ok()? && component.is_file()).then_some(component)
+        let recorded = bounded_file::read(&component.with_extension("inputs"), MAX_INPUTS_BYTES).ok()?;
+        (recorded == self.dev_inputs().await.ok()?.as_bytes() && component.is_file()).then_some(component)
     }
 
     /// Builds the development component (Python's from the copy `copy`,
@@ -92,7 +100,7 @@ impl Project {
         files.sort();
         for file in files {
             file.hash(&mut hasher);
-            std::fs::read(&file).ok().hash(&mut hasher);
+            bounded_file::read(&file, MAX_SDK_FILE_BYTES).ok().hash(&mut hasher);
         }
         Ok(format!("{:016x}", hasher.finish()))
     }

@@ -17,7 +17,8 @@ const BUILD_PACKAGES: &[&str] = &["warden-plugin", "esbuild", "@bytecodealliance
 
 fn package_json(dir: &Path) -> Result<Value> {
     let path = dir.join("package.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let text = super::read_project_file(&path, "the project file")?
+        .with_context(|| format!("cannot read the project file {}: it does not exist", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
 }
 

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::{Project, js};
+use warden_runtime::bounded_file;
 
 /// The bundle's name in the copy, where the loader (`sdk/js/dev/loader.js`) reads it.
 const BUNDLE: &str = "plugin.bundle.js";
@@ -28,9 +29,12 @@ pub fn sdk_has_loader(project: &Project) -> bool {
 pub async fn inputs(project: &Project, hasher: &mut impl Hasher) -> Result<PathBuf> {
     let modules = js::toolchain(project).await?;
     for package in ["esbuild", "@bytecodealliance/componentize-js"] {
-        std::fs::read(modules.join(package).join("package.json"))
-            .ok()
-            .hash(hasher);
+        bounded_file::read(
+            &modules.join(package).join("package.json"),
+            super::MAX_PROJECT_FILE_BYTES,
+        )
+        .ok()
+        .hash(hasher);
     }
     Ok(sdk(project))
 }

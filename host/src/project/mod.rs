@@ -23,6 +23,8 @@ use anyhow::{Context, Result, bail};
 use notify::RecursiveMode;
 
 use warden_plugins::watcher;
+use warden_runtime::bounded_file::{self, ReadError};
+use warden_runtime::component_shape::MAX_COMPONENT_BYTES;
 
 /// Where `warden build` leaves what an operator deploys: `NAME.wasm` and,
 /// when the project has a `warden.toml`, `NAME.toml` beside it.
@@ -30,6 +32,23 @@ pub const OUTPUT_DIR: &str = "build";
 
 /// The project's manifest (capability grants), copied beside the component.
 pub const MANIFEST: &str = "warden.toml";
+
+/// The most read of a project's own small files: `warden.toml`,
+/// `pyproject.toml`, `package.json`.
+pub(crate) const MAX_PROJECT_FILE_BYTES: u64 = 1 << 20;
+
+/// The text of the project file `what` at `path`, read the one way (a
+/// regular file only, never waited on, at most `MAX_PROJECT_FILE_BYTES`);
+/// `None` when there is none.
+pub(crate) fn read_project_file(path: &Path, what: &str) -> Result<Option<String>> {
+    match bounded_file::read(path, MAX_PROJECT_FILE_BYTES) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| anyhow::anyhow!("{what} {} is not UTF-8 text", path.display())),
+        Err(ReadError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => bail!("{}", error.describe(what, path)),
+    }
+}
 
 /// Folders never part of a project's sources: dependencies, build outputs,
 /// virtual environments, caches. A change under them triggers no rebuild.
@@ -291,8 +310,8 @@ pub struct Prepared {
 /// bytes. Lets two files be written first and renamed into place back to
 /// back, so a watcher sees them change together.
 pub fn prepare_install(from: &Path, to: &Path) -> Result<Option<Prepared>> {
-    let bytes = std::fs::read(from).with_context(|| format!("reading {}", from.display()))?;
-    if std::fs::read(to).is_ok_and(|existing| existing == bytes) {
+    let bytes = bounded_file::read_named(from, MAX_COMPONENT_BYTES, "the file")?;
+    if bounded_file::read(to, MAX_COMPONENT_BYTES).is_ok_and(|existing| existing == bytes) {
         return Ok(None);
     }
     let file_name = to.file_name().context("a destination without a file name")?;

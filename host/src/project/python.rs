@@ -52,7 +52,7 @@ pub(super) fn module(dir: &Path) -> Result<String> {
 
 fn pyproject(dir: &Path) -> Result<Option<toml::Table>> {
     let path = dir.join("pyproject.toml");
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let Some(text) = super::read_project_file(&path, "the project file")? else {
         return Ok(None);
     };
     let table = text

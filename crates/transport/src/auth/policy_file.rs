@@ -11,8 +11,9 @@ use anyhow::{Context, Result};
 use notify::RecursiveMode;
 
 use super::oauth::OAuth;
-use warden_mcp::access::AccessPolicy;
+use warden_mcp::access::{AccessPolicy, MAX_POLICY_BYTES};
 use warden_plugins::watcher::{self, DEBOUNCE, Watcher};
+use warden_runtime::bounded_file;
 
 /// Watches `path`'s folder while the returned `Watcher` lives, putting each
 /// new version of the policy in force.
@@ -25,17 +26,22 @@ pub fn watch(path: &Path, oauth: Arc<OAuth>) -> Result<Watcher> {
     let (watcher, mut batches) = watcher::watch(&[(folder.clone(), RecursiveMode::NonRecursive)], DEBOUNCE)
         .with_context(|| format!("cannot watch {} for changes of the access policy", folder.display()))?;
     let path: PathBuf = path.to_path_buf();
-    let mut current = std::fs::read(&path).ok();
+    let mut current = bounded_file::read(&path, MAX_POLICY_BYTES).ok();
     tokio::spawn(async move {
         while batches.recv().await.is_some() {
             // Any change in the folder (the file, an editor's rename, a
             // ConfigMap's `..data` swap) may have changed what the path reads.
-            let Ok(text) = std::fs::read(&path) else {
-                tracing::error!(
-                    "the access policy {} cannot be read; the policy in force stays",
-                    path.display()
-                );
-                continue;
+            // The one opener: a FIFO swapped in is refused, not waited on
+            // (which would hold this watcher, and a runtime thread, for good).
+            let text = match bounded_file::read(&path, MAX_POLICY_BYTES) {
+                Ok(text) => text,
+                Err(error) => {
+                    tracing::error!(
+                        "{}; the policy in force stays",
+                        error.describe("the access policy", &path)
+                    );
+                    continue;
+                }
             };
             if current.as_deref() == Some(text.as_slice()) {
                 continue;
