@@ -4,6 +4,8 @@
 //! idempotent, closed world) and one that declares none (`prefixed`), under
 //! no grants, a writable mount and an HTTP host.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use serde_json::{Value, json};

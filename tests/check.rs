@@ -1,5 +1,7 @@
 //! `warden check`: validation without serving, and the grants report.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use support::PluginDir;

@@ -1,6 +1,8 @@
 //! `warden dev`: build a plugin crate, serve it, and hot-reload it when its
 //! source changes — driven like a developer would, with an editor's saves.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::path::Path;

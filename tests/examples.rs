@@ -1,6 +1,8 @@
 //! The example plugins, served by the real binary and called through rmcp's
 //! client in both protocol eras, with exact values.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::time::{SystemTime, UNIX_EPOCH};

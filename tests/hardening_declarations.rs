@@ -4,6 +4,8 @@
 //! log, while the other plugins serve; and the costliest schema allowed
 //! checks large arguments and results within bounded time and memory.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use rmcp::model::ReadResourceRequestParams;

@@ -4,6 +4,8 @@
 //! proposal, and no plugin's call takes the server down. And, under memory
 //! compaction, no call finds a byte its predecessor wrote.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::path::Path;

@@ -4,6 +4,8 @@
 //! loaded as native code, and an exact-IP entry opens only its own port.
 //! Every hostile attempt is followed by a call to a healthy plugin.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::os::unix::fs::PermissionsExt;

@@ -5,6 +5,8 @@
 //! a call to a healthy plugin (`text`), which must still work; where the
 //! attack would cost the host something, the cost is measured on the real
 //! `warden` process (descriptors, peak RSS, log bytes) and bounded.
+
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
 #![allow(deprecated)] // logging/setLevel: deprecated in rmcp, still on the 2025-11-25 wire
 
 mod support;

@@ -1,6 +1,8 @@
 //! The Streamable HTTP transport: the real binary on 127.0.0.1, rmcp's HTTP
 //! client in both protocol eras, and raw requests for the edges.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::process::Stdio;

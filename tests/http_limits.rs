@@ -4,6 +4,8 @@
 //! attack a healthy client must still be served, and the process must hold
 //! no more file descriptors than before it (give or take a few).
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::time::{Duration, Instant};

@@ -3,6 +3,8 @@
 //! compiled, with a message that names the bound — not wasmtime's, which comes only
 //! after compiling.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use serde_json::json;

@@ -7,6 +7,8 @@
 //! `interaction-hostile` asks with payloads past every limit, and the example `notes` is
 //! sent answers nobody asked for.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use serde_json::{Value, json};

@@ -4,6 +4,8 @@
 //! one an operator may choose. (Under memory compaction:
 //! tests/hardening_engine.rs.)
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use serde_json::json;

@@ -1,6 +1,8 @@
 //! `warden serve --metrics ADDR`: the real binary, exact calls, and a scrape
 //! of `/metrics` on its own listener.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::collections::BTreeMap;

@@ -7,6 +7,8 @@
 //! `[interaction] elicit`) continues only the call of the principal it was
 //! issued to, once.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::time::{Duration, Instant};

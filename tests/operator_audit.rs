@@ -3,6 +3,8 @@
 //! disk, where calls are served and the lost records counted and said once,
 //! or, with `--audit-required`, refused until a record can be written again.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::path::Path;

@@ -2,6 +2,8 @@
 //! the path the operator named, not the inode it had at start (issue 28).
 //! Each test drives the real binary and waits for what a client would see.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -3,6 +3,8 @@
 //! values Warden defines. Exact values through the real binary and a real client,
 //! with the `plain-*` test plugins (each its own WIT package, as a third party writes it).
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use rmcp::model::{CallToolResult, Tool};

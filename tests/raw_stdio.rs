@@ -1,6 +1,8 @@
 //! The stdio wire itself, byte for byte: malformed input, notifications and
 //! end of input.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::process::Stdio;

@@ -2,6 +2,8 @@
 //! appear, change and disappear while a client stays connected, clients are
 //! told when what they see changes, and no call fails because of a reload.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::collections::BTreeMap;

@@ -2,6 +2,8 @@
 //! replica (`--replica-id`), and a drain that loses no request already sent
 //! (the real binary on 127.0.0.1; nginx itself is in tests/interop/replicas.sh).
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::time::Duration;

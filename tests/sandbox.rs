@@ -2,6 +2,8 @@
 //! way, and the next call to a healthy plugin succeeds. Network tests use
 //! HTTP and TCP servers on 127.0.0.1 started by the test.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::sync::atomic::Ordering;

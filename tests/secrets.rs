@@ -4,6 +4,8 @@
 //! log, not `warden check` or `warden inspect` — even when the plugin repeats
 //! them through every channel it has (`telltale`, `plain-config`'s
 //! `print-setting`, a request to a host nobody granted).
+
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
 #![allow(deprecated)] // logging/setLevel: deprecated in rmcp, still on the 2025-11-25 wire
 
 mod support;

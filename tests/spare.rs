@@ -3,6 +3,8 @@
 //! host spend that way is bounded — memory held at rest, and start code that
 //! never ends, which is not run again behind the client's back.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::time::Duration;

@@ -3,6 +3,8 @@
 //! `server/discover` after 10 s and falls back to the older wire — and the
 //! first list waits for the load, so it is never partial.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::process::Stdio;

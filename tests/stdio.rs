@@ -1,6 +1,8 @@
 //! The real `warden` binary over stdio, driven by rmcp's client in both
 //! protocol eras.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::time::{Duration, Instant};

@@ -1,6 +1,8 @@
 //! The MCP surface beyond tools, over stdio in both eras: resources,
 //! templates, prompts, completions, logging and resource subscriptions,
 //! served from the `full` and `conformance` test plugins.
+
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
 #![allow(deprecated)] // logging and resources/subscribe: deprecated in rmcp, still on the 2025-11-25 wire
 
 mod support;

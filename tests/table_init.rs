@@ -3,6 +3,8 @@
 //! function table, calls every function it was given, in every fresh
 //! instance, sequential, concurrent and on sandboxes made ahead.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use serde_json::json;

@@ -3,6 +3,8 @@
 //! fixtures plugin `conformance-interactive` serves the task tools; its manifest decides which
 //! of them become tasks, and for how long they may run.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::time::{Duration, Instant};

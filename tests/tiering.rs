@@ -3,6 +3,8 @@
 //! that is compiled — with the same limits on both, no call lost, and no
 //! list change announced for what did not change.
 
+#![allow(clippy::disallowed_methods)] // tests read fixtures freely; bounded_file is for what Warden serves
+
 mod support;
 
 use std::path::PathBuf;

@@ -166,6 +166,8 @@ async fn measure(
     client.cancel().await.ok();
     let (client, warm_start) = start(dev(&project)).await?;
     let source = project.join(language.source);
+    // A source of the project this benchmark just created.
+    #[allow(clippy::disallowed_methods)]
     let original = std::fs::read_to_string(&source).with_context(|| format!("reading {}", source.display()))?;
     if !original.contains(language.greeting) {
         bail!("{} has no {}", source.display(), language.greeting);

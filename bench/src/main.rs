@@ -297,6 +297,8 @@ impl HttpServer {
             .context("cannot start the server")?;
         let started = Instant::now();
         loop {
+            // The server's log, in a temporary file of the benchmark's own.
+            #[allow(clippy::disallowed_methods)]
             let text = std::fs::read_to_string(log.path())?;
             if let Some(at) = text.find("serving MCP over HTTP at ") {
                 let url = text[at + "serving MCP over HTTP at ".len()..]
@@ -322,6 +324,8 @@ impl HttpServer {
     }
 
     /// Its log so far.
+    // A temporary file of the benchmark's own.
+    #[allow(clippy::disallowed_methods)]
     fn log(&self) -> String {
         std::fs::read_to_string(self.log.path()).unwrap_or_default()
     }
@@ -447,6 +451,8 @@ async fn large_components<'a>(
 }
 
 /// The audit log's records after the first `warmup`: `calls` of them.
+// The audit log of a server the benchmark started, in its own temporary folder.
+#[allow(clippy::disallowed_methods)]
 fn audit_records(path: &Path, warmup: usize, calls: usize) -> Result<Vec<Value>> {
     let text = std::fs::read_to_string(path)?;
     let records: Vec<Value> = text

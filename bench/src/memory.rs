@@ -63,6 +63,8 @@ pub async fn run(fixture: &Fixture, report: &mut Report) -> Result<()> {
 /// release binary's code is laid out in, host/build.rs) are in `warden`,
 /// of how many; `None` for a build not laid out by it (a debug build).
 fn layout(warden: &Path) -> Result<Option<(usize, usize)>> {
+    // A file of the repository's.
+    #[allow(clippy::disallowed_methods)]
     let listed = std::fs::read_to_string("host/link-order.txt")?;
     if warden
         .parent()
@@ -90,6 +92,8 @@ fn layout(warden: &Path) -> Result<Option<(usize, usize)>> {
 const PRIVATE_ROW: &str = "of which private (`RssAnon`), 20 plugins, warm cache";
 
 /// A process's resident anonymous memory (`RssAnon`), in bytes.
+// The kernel's /proc, not a path anyone configures.
+#[allow(clippy::disallowed_methods)]
 fn private_memory(pid: u32) -> Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let kib = status

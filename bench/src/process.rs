@@ -7,6 +7,8 @@ use anyhow::{Context, Result};
 /// The CPU time a process has spent so far, user and system, all its
 /// threads (ended ones included), from `/proc/PID/stat`: in clock ticks,
 /// which Linux reports at 100 per second whatever the kernel's own rate.
+// The kernel's /proc, not a path anyone configures.
+#[allow(clippy::disallowed_methods)]
 pub fn cpu_time(pid: u32) -> Result<Duration> {
     const TICKS_PER_SECOND: u64 = 100;
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
@@ -23,6 +25,8 @@ pub fn cpu_time(pid: u32) -> Result<Duration> {
 }
 
 /// Peak and current resident memory of a process, in bytes.
+// The kernel's /proc, not a path anyone configures.
+#[allow(clippy::disallowed_methods)]
 pub fn memory(pid: u32) -> Result<(u64, u64)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let field = |name: &str| -> Result<u64> {

@@ -133,6 +133,8 @@ impl Versions {
 pub async fn run(warden: &Path, v1: &Path, v2: &Path, plan: Plan) -> Result<Outcome> {
     let plugins = tempfile::tempdir()?;
     let cache = tempfile::tempdir()?;
+    // The plugin builds the benchmark was given (cargo's output).
+    #[allow(clippy::disallowed_methods)]
     let versions = Versions {
         folder: plugins.path().to_path_buf(),
         builds: [

@@ -232,6 +232,7 @@ fn check_answers(text: &str, grant: &InteractionGrant) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read their own fixtures freely
 mod tests {
     /// The committed seeds pass the check (what `fuzz/run.sh` starts from).
     #[test]

@@ -195,6 +195,7 @@ impl Trust {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read their own fixtures freely
 mod tests {
     use super::*;
     use crate::cosign::tests::{key, pem, sign};

@@ -409,6 +409,7 @@ test('hello greets by name', () => {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read their own fixtures freely
 mod tests {
     use super::*;
 

@@ -119,6 +119,7 @@ impl Project {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read their own fixtures freely
 mod tests {
     use super::super::Project;
 

@@ -35,6 +35,7 @@ impl jsonschema::Retrieve for NoRetrieval {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read their own fixtures freely
 mod tests {
     use serde_json::json;
 
