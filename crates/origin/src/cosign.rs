@@ -47,9 +47,16 @@ struct Payload {
 
 #[derive(Deserialize)]
 struct Critical {
+    identity: Identity,
     image: Image,
     #[serde(rename = "type")]
     kind: String,
+}
+
+#[derive(Deserialize)]
+struct Identity {
+    #[serde(rename = "docker-reference")]
+    docker_reference: String,
 }
 
 #[derive(Deserialize)]
@@ -66,20 +73,28 @@ pub fn public_key(pem: &str) -> Result<VerifyingKey> {
 }
 
 /// Checks that `key` signed `payload` and that the payload vouches for
-/// `manifest_digest`. The signature is checked over the exact bytes first;
-/// only an authentic payload is parsed.
-pub fn verify(key: &VerifyingKey, payload: &[u8], signature_b64: &str, manifest_digest: &str) -> Result<()> {
+/// `manifest_digest` in a repository `reference` accepts. The signature is
+/// checked over the exact bytes first; only an authentic payload is parsed.
+pub fn verify(
+    key: &VerifyingKey,
+    payload: &[u8],
+    signature_b64: &str,
+    manifest_digest: &str,
+    reference: &dyn Fn(&str) -> Result<()>,
+) -> Result<()> {
     let signature = BASE64
         .decode(signature_b64.trim())
         .context("the signature is not base64")?;
     let signature = Signature::from_der(&signature).context("the signature is not a DER ECDSA signature")?;
     key.verify(payload, &signature)
         .map_err(|_| anyhow::anyhow!("the signature does not verify with this key"))?;
-    check_payload(payload, manifest_digest)
+    check_payload(payload, manifest_digest, reference)
 }
 
-/// That an authenticated payload vouches for `manifest_digest`.
-pub fn check_payload(payload: &[u8], manifest_digest: &str) -> Result<()> {
+/// That an authenticated payload vouches for `manifest_digest`, and names
+/// (`docker-reference`) a repository `reference` accepts: a signature one
+/// key made for another repository is not this one's.
+pub fn check_payload(payload: &[u8], manifest_digest: &str, reference: &dyn Fn(&str) -> Result<()>) -> Result<()> {
     let payload: Payload = serde_json::from_slice(payload).context("the signed payload is not a cosign payload")?;
     if payload.critical.kind != PAYLOAD_TYPE {
         bail!(
@@ -93,7 +108,7 @@ pub fn check_payload(payload: &[u8], manifest_digest: &str) -> Result<()> {
             payload.critical.image.digest
         );
     }
-    Ok(())
+    reference(&payload.critical.identity.docker_reference)
 }
 
 #[cfg(test)]
@@ -125,21 +140,29 @@ pub(crate) mod tests {
         let verifying = public_key(&pem(&signer)).unwrap();
         let payload = payload("127.0.0.1:5000/tools/hello", DIGEST);
         let signature = sign(&signer, &payload);
-        verify(&verifying, &payload, &signature, DIGEST).unwrap();
+        let any = |_: &str| Ok(());
+        verify(&verifying, &payload, &signature, DIGEST, &any).unwrap();
+        let elsewhere = |named: &str| -> Result<()> { bail!("`{named}` is another repository") };
+        let error = verify(&verifying, &payload, &signature, DIGEST, &elsewhere)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`127.0.0.1:5000/tools/hello` is another"), "{error}");
 
         let wrong_key = public_key(&pem(&key(8))).unwrap();
-        let error = verify(&wrong_key, &payload, &signature, DIGEST)
+        let error = verify(&wrong_key, &payload, &signature, DIGEST, &any)
             .unwrap_err()
             .to_string();
         assert!(error.contains("does not verify with this key"), "{error}");
 
-        let error = verify(&verifying, &payload, &signature, OTHER).unwrap_err().to_string();
+        let error = verify(&verifying, &payload, &signature, OTHER, &any)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("not for this component's manifest"), "{error}");
 
         let mut tampered = payload.clone();
         tampered[10] ^= 1;
-        assert!(verify(&verifying, &tampered, &signature, DIGEST).is_err());
-        assert!(verify(&verifying, &payload, "not base64!", DIGEST).is_err());
+        assert!(verify(&verifying, &tampered, &signature, DIGEST, &any).is_err());
+        assert!(verify(&verifying, &payload, "not base64!", DIGEST, &any).is_err());
         assert!(public_key("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----").is_err());
     }
 

@@ -15,6 +15,13 @@
 //!
 //! trusted_root = "trusted_root.json"  # for keyless signers; default: Sigstore's public-good root
 //!
+//! [[repository]]
+//! match = "mirror.example/acme/*"     # a mirror: its signatures name the original
+//! signed_reference = "ghcr.io/acme/*"
+//! [[repository.signer]]
+//! name = "acme release key"
+//! key = "keys/acme.pub"
+//!
 //! # Components placed in the folder by hand that `--require-signature` still serves.
 //! local = ["notes"]
 //! ```
@@ -46,6 +53,10 @@ pub struct RepositoryRule {
     /// The pattern as written, for messages.
     pub pattern: String,
     pub signers: Vec<Signer>,
+    /// What a cosign payload's `docker-reference` may name: `None` means the
+    /// repository pulled from itself, as cosign checks by default; a mirror
+    /// names the original's repositories here.
+    pub signed_reference: Option<String>,
 }
 
 #[derive(Debug)]
@@ -79,6 +90,7 @@ struct RepositoryFile {
     pattern: String,
     #[serde(default)]
     signer: Vec<SignerFile>,
+    signed_reference: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -110,6 +122,9 @@ impl TrustPolicy {
                         entry.pattern
                     ))
                 );
+            }
+            if let Some(signed) = &entry.signed_reference {
+                check_pattern(signed).with_context(|| at(format!("`{key}.signed_reference`")))?;
             }
             let mut signers = Vec::new();
             for (s, signer) in entry.signer.into_iter().enumerate() {
@@ -154,6 +169,7 @@ impl TrustPolicy {
             repositories.push(RepositoryRule {
                 pattern: entry.pattern,
                 signers,
+                signed_reference: entry.signed_reference,
             });
         }
         let keyless = repositories
@@ -181,6 +197,28 @@ impl TrustPolicy {
 }
 
 impl RepositoryRule {
+    /// Whether a cosign payload naming `docker_reference` may vouch for a
+    /// component pulled from `repository` under this rule.
+    pub fn accepts_reference(&self, docker_reference: &str, repository: &str) -> Result<()> {
+        let named = crate::reference::normalized_repository(docker_reference);
+        let ok = match &self.signed_reference {
+            None => named == crate::reference::normalized_repository(repository),
+            Some(pattern) => matches(pattern, &named),
+        };
+        if ok {
+            return Ok(());
+        }
+        match &self.signed_reference {
+            None => bail!(
+                "the signature is for `{docker_reference}`, not for {repository}; a mirror's rule may \
+                 accept the original's signatures with `signed_reference`"
+            ),
+            Some(pattern) => bail!(
+                "the signature is for `{docker_reference}`, which `signed_reference = \"{pattern}\"` does not cover"
+            ),
+        }
+    }
+
     pub fn signer_names(&self) -> String {
         self.signers
             .iter()

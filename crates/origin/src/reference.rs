@@ -176,8 +176,41 @@ fn check_tag(tag: &str) -> Result<(), String> {
     }
 }
 
+/// `REGISTRY/REPOSITORY` as cosign writes it into a payload's
+/// `docker-reference`, brought to the form `repository_path` gives: a tag or
+/// digest dropped, Docker Hub's two spellings made one.
+pub fn normalized_repository(text: &str) -> String {
+    let text = text.split_once('@').map_or(text, |(name, _)| name);
+    let text = match text.rsplit_once(':') {
+        Some((name, tag)) if !tag.contains('/') && name.contains('/') => name,
+        _ => text,
+    };
+    match text.strip_prefix("index.docker.io/") {
+        Some(rest) => format!("docker.io/{rest}"),
+        None => text.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn signed_references_normalize_to_repository_paths() {
+        assert_eq!(normalized_repository("ghcr.io/acme/hello"), "ghcr.io/acme/hello");
+        assert_eq!(normalized_repository("ghcr.io/acme/hello:1.0"), "ghcr.io/acme/hello");
+        assert_eq!(
+            normalized_repository("127.0.0.1:5000/tools/hello@sha256:00"),
+            "127.0.0.1:5000/tools/hello"
+        );
+        assert_eq!(
+            normalized_repository("127.0.0.1:5000/tools/hello"),
+            "127.0.0.1:5000/tools/hello"
+        );
+        assert_eq!(
+            normalized_repository("index.docker.io/library/x"),
+            "docker.io/library/x"
+        );
+    }
     use super::*;
 
     const DIGEST: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

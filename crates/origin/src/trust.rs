@@ -11,7 +11,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
 use crate::keyless;
-use crate::policy::{Signer, SignerKind, TrustPolicy};
+use crate::policy::{RepositoryRule, Signer, SignerKind, TrustPolicy};
 use crate::record::{OriginRecord, SignatureRecord};
 
 /// The operator's policy and whether unsigned components are refused.
@@ -19,6 +19,14 @@ use crate::record::{OriginRecord, SignatureRecord};
 pub struct Trust {
     policy: Option<Arc<TrustPolicy>>,
     require_signature: bool,
+}
+
+/// What a check of an origin record established, and which of its
+/// signatures did (its index in the record's list).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub verified: Verified,
+    pub signature: Option<usize>,
 }
 
 /// What a load established about a pulled component.
@@ -33,7 +41,15 @@ pub struct Verified {
 impl Trust {
     /// Whether `signature` is `signer`'s signature of `manifest_digest`;
     /// `None` when they are of different kinds (a key, a keyless identity).
-    fn verify_one(&self, signature: &SignatureRecord, signer: &Signer, manifest_digest: &str) -> Option<Result<()>> {
+    fn verify_one(
+        &self,
+        signature: &SignatureRecord,
+        signer: &Signer,
+        rule: &RepositoryRule,
+        record: &OriginRecord,
+    ) -> Option<Result<()>> {
+        let manifest_digest = record.manifest_digest.as_str();
+        let reference = |named: &str| rule.accepts_reference(named, &record.repository);
         match (signature, &signer.kind) {
             (
                 SignatureRecord::CosignSimpleSigning {
@@ -44,7 +60,7 @@ impl Trust {
                 },
                 SignerKind::Key { key, .. },
             ) => Some(match BASE64.decode(payload) {
-                Ok(payload) => crate::cosign::verify(key, &payload, signature, manifest_digest),
+                Ok(payload) => crate::cosign::verify(key, &payload, signature, manifest_digest, &reference),
                 Err(_) => Err(anyhow::anyhow!("a recorded payload is not base64")),
             }),
             (
@@ -65,7 +81,7 @@ impl Trust {
                     let bundle = keyless::legacy_bundle(signature, certificate, rekor, &payload)?;
                     root.verify(&bundle, &crate::digest_of(&payload), identity)?;
                     // Only an authenticated payload is read.
-                    crate::cosign::check_payload(&payload, manifest_digest)
+                    crate::cosign::check_payload(&payload, manifest_digest, &reference)
                 })())
             }
             (SignatureRecord::SigstoreBundle { bundle }, SignerKind::Keyless(identity)) => {
@@ -103,8 +119,24 @@ impl Trust {
     /// `check`, for a component not yet where it will be served from:
     /// messages name `shown`, the file the operator will see.
     pub fn check_as(&self, name: &str, component: &Path, shown: &Path, sha256: &str) -> Result<Option<Verified>> {
+        let record = OriginRecord::read_beside(component)?;
+        Ok(self
+            .check_record(name, record.as_ref(), shown, sha256)?
+            .map(|checked| checked.verified))
+    }
+
+    /// The one decision, over a record in memory (`None`: the component has
+    /// none): `warden pull` checks what it fetched with this before anything
+    /// is written, then keeps only what verified.
+    pub fn check_record(
+        &self,
+        name: &str,
+        record: Option<&OriginRecord>,
+        shown: &Path,
+        sha256: &str,
+    ) -> Result<Option<Checked>> {
         let file = shown.display();
-        let Some(record) = OriginRecord::read_beside(component)? else {
+        let Some(record) = record else {
             if self.require_signature
                 && let Some(policy) = &self.policy
                 && !policy.local.iter().any(|local| local == name)
@@ -129,10 +161,13 @@ impl Trust {
                 layer.digest
             );
         }
-        let verified = |signer| Verified {
-            reference: record.reference.clone(),
-            manifest_digest: record.manifest_digest.clone(),
-            signer,
+        let verified = |signer, signature| Checked {
+            verified: Verified {
+                reference: record.reference.clone(),
+                manifest_digest: record.manifest_digest.clone(),
+                signer,
+            },
+            signature,
         };
         let rule = self.policy.as_ref().and_then(|p| p.rule_for(&record.repository));
         let Some(rule) = rule else {
@@ -148,12 +183,13 @@ impl Trust {
                     record.repository
                 );
             }
-            return Ok(Some(verified(None)));
+            return Ok(Some(verified(None, None)));
         };
         if record.signatures.is_empty() {
             if self.require_signature {
                 bail!(
-                    "{file} ({}) is unsigned, and --require-signature expects a signature by {}",
+                    "{file} ({}) is unsigned, and --require-signature expects a signature by {} (a pull keeps \
+                     only the signature its trust policy verified: if it is signed, pull it again under this policy)",
                     record.reference,
                     rule.signer_names()
                 );
@@ -163,13 +199,13 @@ impl Trust {
                 record.reference,
                 rule.signer_names()
             );
-            return Ok(Some(verified(None)));
+            return Ok(Some(verified(None, None)));
         }
         let mut failures = Vec::new();
-        for signature in &record.signatures {
+        for (index, signature) in record.signatures.iter().enumerate() {
             for signer in &rule.signers {
-                match self.verify_one(signature, signer, &record.manifest_digest) {
-                    Some(Ok(())) => return Ok(Some(verified(Some(signer.name.clone())))),
+                match self.verify_one(signature, signer, rule, record) {
+                    Some(Ok(())) => return Ok(Some(verified(Some(signer.name.clone()), Some(index)))),
                     Some(Err(why)) => failures.push(format!("`{}`: {why:#}", signer.name)),
                     // A keyed signer says nothing about a bundle, and back.
                     None => {}
@@ -232,6 +268,18 @@ mod tests {
         /// signed by `signer` (a key seed) over `signed_digest` (default:
         /// the real manifest digest).
         fn pulled(&self, name: &str, repository: &str, signer: Option<u8>, signed_digest: Option<&str>) -> String {
+            self.pulled_signed_for(name, repository, signer, signed_digest, repository)
+        }
+
+        /// `pulled`, the signature's payload naming `signed_repository`.
+        fn pulled_signed_for(
+            &self,
+            name: &str,
+            repository: &str,
+            signer: Option<u8>,
+            signed_digest: Option<&str>,
+            signed_repository: &str,
+        ) -> String {
             let wasm = format!("\0asm component {name}").into_bytes();
             let component = self.dir.path().join(format!("{name}.wasm"));
             std::fs::write(&component, &wasm).unwrap();
@@ -259,7 +307,7 @@ mod tests {
             let digest = crate::digest_of(&bytes);
             let signatures = signer
                 .map(|seed| {
-                    let payload = crate::cosign::payload(repository, signed_digest.unwrap_or(&digest));
+                    let payload = crate::cosign::payload(signed_repository, signed_digest.unwrap_or(&digest));
                     SignatureRecord::CosignSimpleSigning {
                         signature: sign(&key(seed), &payload),
                         payload: BASE64.encode(payload),
@@ -324,6 +372,46 @@ mod tests {
         assert!(error.contains("was not pulled from a registry"), "{error}");
         std::fs::write(folder.dir.path().join("handmade.wasm"), b"\0asm").unwrap();
         assert_eq!(folder.check(&trust, "handmade", "00").unwrap(), None);
+    }
+
+    #[test]
+    fn a_signature_made_for_another_repository_is_refused_unless_the_rule_is_a_mirrors() {
+        let folder = Folder::new();
+        let trust = Trust::new(Some(folder.policy("good.pub")), true).unwrap();
+        let sha = folder.pulled_signed_for("replayed", REPO, Some(1), None, "127.0.0.1:5000/tools/other");
+        let error = refused(folder.check(&trust, "replayed", &sha));
+        assert!(
+            error.contains("the signature is for `127.0.0.1:5000/tools/other`, not for 127.0.0.1:5000/tools/hello"),
+            "{error}"
+        );
+        // A tag in the signed reference names the same repository.
+        let sha = folder.pulled_signed_for("tagged", REPO, Some(1), None, &format!("{REPO}:1.0"));
+        assert!(folder.check(&trust, "tagged", &sha).unwrap().is_some());
+
+        let path = folder.dir.path().join("mirror.toml");
+        std::fs::write(
+            &path,
+            "[[repository]]\nmatch = \"127.0.0.1:5000/tools/*\"\nsigned_reference = \"ghcr.io/acme/*\"\n\
+             [[repository.signer]]\nname = \"release\"\nkey = \"good.pub\"\n",
+        )
+        .unwrap();
+        let mirror = Trust::new(Some(TrustPolicy::load(&path).unwrap()), true).unwrap();
+        let sha = folder.pulled_signed_for("mirrored", REPO, Some(1), None, "ghcr.io/acme/hello");
+        assert_eq!(
+            folder
+                .check(&mirror, "mirrored", &sha)
+                .unwrap()
+                .unwrap()
+                .signer
+                .as_deref(),
+            Some("release")
+        );
+        let sha = folder.pulled_signed_for("stranger", REPO, Some(1), None, "ghcr.io/evil/hello");
+        let error = refused(folder.check(&mirror, "stranger", &sha));
+        assert!(
+            error.contains("which `signed_reference = \"ghcr.io/acme/*\"` does not cover"),
+            "{error}"
+        );
     }
 
     #[test]

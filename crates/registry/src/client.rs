@@ -21,6 +21,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 
 use crate::credentials::Credentials;
+use warden_runtime::secrets::SecretAddress;
 
 /// How much of a registry's answer Warden reads, and for how long.
 #[derive(Debug, Clone, Copy)]
@@ -36,9 +37,19 @@ pub struct Limits {
 /// rate, however it trickles: 256 MiB gets a little over four minutes.
 pub const MIN_DOWNLOAD_RATE: u64 = 1024 * 1024;
 
+/// Everything a pull asks before the component's bytes (manifest, up to 16
+/// signatures, referrers and bundles, challenges, redirects) shares this
+/// many request timeouts: a registry answering each request just in time
+/// cannot stretch a pull past it.
+pub const METADATA_REQUESTS: u32 = 10;
+
 impl Limits {
     pub fn download_timeout(&self, size: u64) -> Duration {
         self.request_timeout + Duration::from_secs(size / MIN_DOWNLOAD_RATE)
+    }
+
+    pub fn metadata_deadline(&self) -> Duration {
+        self.request_timeout * METADATA_REQUESTS
     }
 }
 
@@ -53,8 +64,12 @@ impl Default for Limits {
 
 /// Manifests: the distribution spec asks registries to accept 4 MiB.
 pub const MAX_MANIFEST_BYTES: usize = 4 * 1024 * 1024;
-/// Token answers, error bodies, configs and signature payloads.
+/// Token answers, error bodies, configs, signature payloads and referrer
+/// manifests.
 pub const MAX_SMALL_BYTES: usize = 64 * 1024;
+/// cosign's `.sig` manifest: one layer per signature, each carrying its
+/// certificate and Rekor entry in annotations (a few KiB each).
+pub const MAX_SIGNATURE_MANIFEST_BYTES: usize = 256 * 1024;
 /// Blob downloads are commonly redirected once, to storage.
 const MAX_REDIRECTS: usize = 3;
 const USER_AGENT: &str = concat!("warden/", env!("CARGO_PKG_VERSION"));
@@ -78,7 +93,9 @@ pub struct Answer {
     pub status: StatusCode,
     pub headers: HeaderMap,
     body: Incoming,
-    url: String,
+    /// Where the answer came from: a storage redirect's query often holds
+    /// a signature, so it is printed only redacted.
+    url: SecretAddress,
 }
 
 impl Registry {
@@ -240,21 +257,28 @@ impl Registry {
         let mut url = url.to_string();
         let mut authorization = authorization.cloned();
         for _ in 0..=MAX_REDIRECTS {
-            let uri: Uri = url.parse().with_context(|| format!("`{url}` is not a URL"))?;
+            let shown = SecretAddress::new(url.clone());
+            let uri: Uri = url.parse().with_context(|| format!("`{shown}` is not a URL"))?;
             let authority = uri
                 .authority()
-                .with_context(|| format!("`{url}` has no host"))?
+                .with_context(|| format!("`{shown}` has no host"))?
                 .as_str()
                 .to_string();
+            if authority.contains('@') {
+                bail!(
+                    "{} sent Warden to `{shown}`, which carries credentials in the URL; refused",
+                    self.host
+                );
+            }
             let https = match uri.scheme_str() {
                 Some("https") => true,
                 Some("http") if self.insecure && authority == self.host => false,
                 Some("http") => bail!(
-                    "{} sent Warden to plain-HTTP `{url}`; only registries named with --insecure-registry \
+                    "{} sent Warden to plain-HTTP `{shown}`; only registries named with --insecure-registry \
                      are spoken to without TLS",
                     self.host
                 ),
-                _ => bail!("`{url}` is not an http(s) URL"),
+                _ => bail!("`{shown}` is not an http(s) URL"),
             };
             let started = Instant::now();
             let answer = tokio::time::timeout(
@@ -262,16 +286,16 @@ impl Registry {
                 exchange(&uri, https, method, headers, body.clone(), authorization.as_ref()),
             )
             .await
-            .map_err(|_| anyhow!("no answer from {url} within {:?}", self.limits.request_timeout))?
-            .with_context(|| format!("cannot reach {url}"))?;
-            tracing::debug!(%url, status = %answer.status(), elapsed = ?started.elapsed(), "registry");
+            .map_err(|_| anyhow!("no answer from {shown} within {:?}", self.limits.request_timeout))?
+            .with_context(|| format!("cannot reach {shown}"))?;
+            tracing::debug!(url = %shown, status = %answer.status(), elapsed = ?started.elapsed(), "registry");
             let status = answer.status();
             if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
                 let location = answer
                     .headers()
                     .get(header::LOCATION)
                     .and_then(|v| v.to_str().ok())
-                    .with_context(|| format!("{url} redirected (HTTP {status}) without a `Location`"))?;
+                    .with_context(|| format!("{shown} redirected (HTTP {status}) without a `Location`"))?;
                 let next = resolve(&uri, location)?;
                 let next_authority = next
                     .parse::<Uri>()
@@ -290,7 +314,7 @@ impl Registry {
                 status,
                 headers: parts.headers,
                 body,
-                url,
+                url: shown,
             });
         }
         bail!("{} redirected more than {MAX_REDIRECTS} times", self.host)
@@ -343,7 +367,7 @@ impl Answer {
         }
     }
 
-    pub fn url(&self) -> &str {
+    pub fn url(&self) -> &SecretAddress {
         &self.url
     }
 }
@@ -409,7 +433,10 @@ fn resolve(base: &Uri, location: &str) -> Result<String> {
         let authority = base.authority().context("no authority")?;
         return Ok(format!("{scheme}://{authority}{location}"));
     }
-    bail!("the registry redirected to `{location}`, which is neither a URL nor an absolute path")
+    bail!(
+        "the registry redirected to `{}`, which is neither a URL nor an absolute path",
+        SecretAddress::new(location)
+    )
 }
 
 /// `Bearer realm="…",service="…"` → (`Bearer`, [(realm, …), (service, …)]).

@@ -11,7 +11,8 @@ use anyhow::{Context, Result, bail};
 use crate::client::Registry;
 use crate::pull;
 use warden_origin::manifest::ImageManifest;
-use warden_origin::{OriginRecord, Reference, Trust, Verified};
+use warden_origin::record::MAX_RECORD_BYTES;
+use warden_origin::{OriginRecord, Reference, SignatureRecord, Trust, Verified};
 
 /// What one pull did.
 #[derive(Debug)]
@@ -45,18 +46,27 @@ pub async fn install(
         bail!("the plugins folder {} does not exist", plugins.display());
     }
     let target = plugins.join(format!("{name}.wasm"));
-    let existing = if target.exists() {
-        match OriginRecord::read_beside(&target)? {
-            Some(record) => Some(record),
-            None => bail!(
-                "{} exists and was not pulled from a registry; move it away or pull under another --name",
-                target.display()
-            ),
-        }
-    } else {
-        None
-    };
-    let Some((manifest_bytes, digest)) = pull::manifest(registry, reference).await? else {
+    check_name_is_free(plugins, &name)?;
+    let existing = existing_record(&target, tag_moves)?;
+    // Everything before the component's bytes — manifest, signatures,
+    // referrers, bundles, challenges, redirects — within one budget, however
+    // slowly a registry answers each request.
+    let budget = registry.limits.metadata_deadline();
+    let fetched = tokio::time::timeout(budget, metadata(registry, reference))
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "{} did not finish answering for {reference} within {budget:?} (10 × --timeout, for the manifest \
+                 and its signatures); nothing was changed",
+                registry.host()
+            )
+        })??;
+    let Some(Metadata {
+        manifest_bytes,
+        digest,
+        signatures,
+    }) = fetched
+    else {
         bail!("{reference} does not exist in {} (HTTP 404)", registry.host());
     };
     if let Some(existing) = &existing {
@@ -91,12 +101,7 @@ pub async fn install(
     }
     let manifest = ImageManifest::parse(&manifest_bytes).with_context(|| format!("{reference}"))?;
     let layer = manifest.wasm_layer().with_context(|| format!("{reference}"))?.clone();
-    let mut signatures = pull::signatures(registry, reference, &digest).await?;
-    signatures.extend(pull::bundles(registry, reference, &digest).await?);
-
-    let staging = Staging::new(plugins, &name)?;
-    let staged = staging.dir.join(format!("{name}.wasm"));
-    pull::component(registry, reference, &layer, &staged).await?;
+    let sha256 = layer.digest.trim_start_matches("sha256:").to_string();
     let pulled_at = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let mut record = OriginRecord::new(
         reference.to_string(),
@@ -105,20 +110,53 @@ pub async fn install(
         signatures,
         pulled_at,
     );
+    // Decided before a byte of the component is fetched, exactly as every
+    // load decides (the layer's digest stands for the bytes until they
+    // arrive and are hashed against it).
+    let checked = trust
+        .check_record(&name, Some(&record), &target, &sha256)?
+        .context("a pulled component has an origin")?;
+    // Keep exactly what was checked: the one signature that verified, or
+    // none. Signatures that failed or that no rule asked for are not kept,
+    // so whoever can push junk `.sig` layers cannot grow the record.
+    record.signatures = checked
+        .signature
+        .map(|index| record.signatures.swap_remove(index))
+        .into_iter()
+        .collect();
+    record.signer = checked.verified.signer.clone();
+    let json = record.to_json();
+    if json.len() as u64 > MAX_RECORD_BYTES {
+        bail!(
+            "the origin record of {reference} would be {} bytes, more than the {MAX_RECORD_BYTES} every load reads; \
+             its signature is too large to keep; nothing was changed",
+            json.len()
+        );
+    }
+
+    let staging = Staging::new(plugins, &name)?;
+    let staged = staging.dir.join(format!("{name}.wasm"));
+    let download = registry.limits.download_timeout(layer.size);
+    tokio::time::timeout(download, pull::component(registry, reference, &layer, &staged))
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "the component of {reference} did not arrive within {download:?} (--timeout plus its size at 1 MiB/s)"
+            )
+        })??;
     let record_path = OriginRecord::path_for(&staged);
-    std::fs::write(&record_path, record.to_json()).context("cannot write the origin record")?;
-    let sha256 = layer.digest.trim_start_matches("sha256:").to_string();
+    std::fs::write(&record_path, &json).context("cannot write the origin record")?;
+    // What was written is what every load will read: check it from the file.
     let verified = trust
         .check_as(&name, &staged, &target, &sha256)?
         .context("a pulled component has an origin")?;
-    if verified.signer.is_some() {
-        record.signer = verified.signer.clone();
-        std::fs::write(&record_path, record.to_json()).context("cannot write the origin record")?;
+    if verified != checked.verified {
+        bail!("the origin record of {reference} read back differently from what was checked; nothing was changed");
     }
     // The record first: a server that reloads between the two renames sees
     // the old component with the new record, refuses it once, and reloads
     // again when the component lands.
-    std::fs::rename(OriginRecord::path_for(&staged), OriginRecord::path_for(&target))
+    std::fs::rename(&record_path, OriginRecord::path_for(&target))
         .context("cannot move the origin record into the plugins folder")?;
     std::fs::rename(&staged, &target).context("cannot move the component into the plugins folder")?;
     Ok(Installed {
@@ -127,6 +165,76 @@ pub async fn install(
         verified,
         unchanged: false,
     })
+}
+
+/// What a registry says about a reference before its component's bytes.
+struct Metadata {
+    manifest_bytes: Vec<u8>,
+    digest: String,
+    signatures: Vec<SignatureRecord>,
+}
+
+async fn metadata(registry: &Registry, reference: &Reference) -> Result<Option<Metadata>> {
+    let Some((manifest_bytes, digest)) = pull::manifest(registry, reference).await? else {
+        return Ok(None);
+    };
+    let mut signatures = pull::signatures(registry, reference, &digest).await?;
+    signatures.extend(pull::bundles(registry, reference, &digest).await?);
+    Ok(Some(Metadata {
+        manifest_bytes,
+        digest,
+        signatures,
+    }))
+}
+
+/// A pull installs `NAME.wasm`; a folder plugin `NAME/`, or another
+/// plugin's manifest that names itself `NAME`, already holds that name, and
+/// the catalog would refuse one of the two.
+fn check_name_is_free(plugins: &Path, name: &str) -> Result<()> {
+    let folder = plugins.join(name);
+    if folder.is_dir() {
+        bail!(
+            "{} is a folder plugin named `{name}`; pull under another --name, or move the folder away",
+            folder.display()
+        );
+    }
+    let found = warden_plugins::discovery::discover_all(plugins)?;
+    let target = plugins.join(format!("{name}.wasm"));
+    for source in found.sources.iter().filter(|s| s.component != target) {
+        let Some(manifest) = &source.manifest else { continue };
+        // A manifest that cannot be read names nobody here; the server
+        // reports it when it loads that plugin.
+        if let Ok(manifest) = warden_runtime::manifest::Manifest::load(manifest)
+            && manifest.name.as_deref() == Some(name)
+        {
+            bail!(
+                "{} names its plugin `{name}`; pull under another --name, or rename that plugin",
+                source.manifest.as_deref().unwrap_or(&source.component).display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The record of a component already at `target`: `None` when there is no
+/// component. A component without a record was placed by hand and is never
+/// replaced; a record that cannot be read is replaced only with `--update`.
+fn existing_record(target: &Path, tag_moves: TagMoves) -> Result<Option<OriginRecord>> {
+    if std::fs::symlink_metadata(target).is_err() {
+        return Ok(None);
+    }
+    match OriginRecord::read_beside(target) {
+        Ok(Some(record)) => Ok(Some(record)),
+        Ok(None) => bail!(
+            "{} exists and was not pulled from a registry; move it away or pull under another --name",
+            target.display()
+        ),
+        Err(_) if tag_moves == TagMoves::Accept => Ok(None),
+        Err(error) => Err(error.context(format!(
+            "{} cannot be checked against its record; `warden pull --update` replaces both",
+            target.display()
+        ))),
+    }
 }
 
 pub fn sha256_of_file(path: &Path) -> Result<String> {

@@ -13,7 +13,7 @@ use http::{Method, StatusCode, header};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
-use crate::client::{MAX_MANIFEST_BYTES, MAX_SMALL_BYTES, Registry};
+use crate::client::{MAX_MANIFEST_BYTES, MAX_SIGNATURE_MANIFEST_BYTES, MAX_SMALL_BYTES, Registry};
 use warden_origin::cosign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING};
 use warden_origin::keyless::{BUNDLE_MEDIA_TYPE, MAX_BUNDLE_BYTES};
 use warden_origin::manifest::{Descriptor, IMAGE_INDEX, IMAGE_MANIFEST, ImageIndex, ImageManifest};
@@ -26,11 +26,17 @@ const MAX_SIGNATURES: usize = 16;
 /// pinned digest must match the bytes; a registry's `Docker-Content-Digest`
 /// must too.
 pub async fn manifest(registry: &Registry, reference: &Reference) -> Result<Option<(Vec<u8>, String)>> {
-    manifest_as(registry, reference, IMAGE_MANIFEST).await
+    manifest_as(registry, reference, IMAGE_MANIFEST, MAX_MANIFEST_BYTES).await
 }
 
-/// `manifest`, asking for the media type `accept` (an index, say).
-async fn manifest_as(registry: &Registry, reference: &Reference, accept: &str) -> Result<Option<(Vec<u8>, String)>> {
+/// `manifest`, asking for the media type `accept` (an index, say), reading
+/// at most `max` bytes whatever the registry claims.
+async fn manifest_as(
+    registry: &Registry,
+    reference: &Reference,
+    accept: &str,
+    max: usize,
+) -> Result<Option<(Vec<u8>, String)>> {
     let accept = [(header::ACCEPT, accept)];
     let answer = registry
         .request(
@@ -58,10 +64,7 @@ async fn manifest_as(registry: &Registry, reference: &Reference, accept: &str) -
         .get("docker-content-digest")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let bytes = answer
-        .read(MAX_MANIFEST_BYTES, registry.limits.request_timeout)
-        .await?
-        .to_vec();
+    let bytes = answer.read(max, registry.limits.request_timeout).await?.to_vec();
     let digest = warden_origin::digest_of(&bytes);
     if let Some(pinned) = &reference.digest
         && *pinned != digest
@@ -91,7 +94,7 @@ pub async fn signatures(
     manifest_digest: &str,
 ) -> Result<Vec<SignatureRecord>> {
     let tag = reference.at_tag(&cosign::signature_tag(manifest_digest));
-    let Some((bytes, _)) = manifest(registry, &tag).await? else {
+    let Some((bytes, _)) = manifest_as(registry, &tag, IMAGE_MANIFEST, MAX_SIGNATURE_MANIFEST_BYTES).await? else {
         return Ok(Vec::new());
     };
     let manifest = ImageManifest::parse(&bytes).context("the signature manifest")?;
@@ -133,7 +136,7 @@ pub async fn bundles(
         Some(index) => index,
         None => {
             let tag = reference.at_tag(&manifest_digest.replacen(':', "-", 1));
-            match manifest_as(registry, &tag, IMAGE_INDEX).await? {
+            match manifest_as(registry, &tag, IMAGE_INDEX, MAX_MANIFEST_BYTES).await? {
                 Some((bytes, _)) => ImageIndex::parse(&bytes).context("the referrers tag of the manifest")?,
                 None => return Ok(Vec::new()),
             }
@@ -149,7 +152,10 @@ pub async fn bundles(
         if entry.size > MAX_SMALL_BYTES as u64 {
             bail!("a referrer of {reference} is {} bytes; refused", entry.size);
         }
-        let Some((bytes, _)) = manifest_as(registry, &reference.at_digest(&entry.digest), IMAGE_MANIFEST).await? else {
+        // Read at most what the spec-sized referrer may be, whatever the
+        // index claimed its size to be.
+        let referrer = reference.at_digest(&entry.digest);
+        let Some((bytes, _)) = manifest_as(registry, &referrer, IMAGE_MANIFEST, MAX_SMALL_BYTES).await? else {
             continue;
         };
         let manifest = ImageManifest::parse(&bytes).context("a referrer's manifest")?;
