@@ -64,7 +64,7 @@ pub async fn run(target: &Path, trust: Trust) -> Result<bool> {
         catalog.plugins().len(),
         errors.len()
     );
-    print!("{report}");
+    crate::log_writer::print_report(&report);
     Ok(errors.is_empty())
 }
 

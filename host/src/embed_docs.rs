@@ -19,6 +19,9 @@ pub fn run(args: &EmbedDocsArgs) -> Result<()> {
     std::fs::write(&partial, &documented).with_context(|| format!("cannot write {}", partial.display()))?;
     std::fs::rename(&partial, output).with_context(|| format!("cannot write {}", output.display()))?;
     let documented = Docs::read(&documented).documented();
-    eprintln!("{}: {documented} function(s) documented", output.display());
+    crate::log_writer::say(format_args!(
+        "{}: {documented} function(s) documented",
+        output.display()
+    ));
     Ok(())
 }

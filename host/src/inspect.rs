@@ -22,13 +22,13 @@ pub async fn run(target: &Path) -> Result<std::process::ExitCode> {
     let plugin = match loader.load(&source, &[]).await {
         Ok(plugin) => plugin,
         Err(error) => {
-            println!(
-                "✗ {}",
+            crate::log_writer::print_report(&format!(
+                "✗ {}\n",
                 LoadError {
                     path: source.component,
                     error
                 }
-            );
+            ));
             return Ok(std::process::ExitCode::from(UNUSABLE));
         }
     };
@@ -72,7 +72,7 @@ pub async fn run(target: &Path) -> Result<std::process::ExitCode> {
     }
     suggested_manifest(&mut out, &plugin);
     // What the plugin declared is shown, and may quote a secret it was given.
-    print!("{}", plugin.redactor().redact(&out));
+    crate::log_writer::print_report(&plugin.redactor().redact(&out));
     Ok(std::process::ExitCode::SUCCESS)
 }
 

@@ -12,10 +12,11 @@ fn main() -> ExitCode {
         1 => "info,warden=debug,plugin=debug",
         _ => "debug",
     };
+    let colors = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default)))
-        .with_writer(|| warden::log_writer::LossyStderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(move || warden::log_writer::LogWriter { colors })
+        .with_ansi(colors)
         .init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

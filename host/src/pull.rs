@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::cli::{PublishArgs, PullArgs, RegistryArgs};
+use crate::log_writer::say;
 use warden_origin::{Reference, Trust};
 use warden_registry::install::{Installed, TagMoves, install};
 use warden_registry::sources::{Lock, Locked, Sources};
@@ -98,7 +99,7 @@ async fn sync(args: &PullArgs, from: &std::path::Path, trust: &Trust, tag_moves:
             }
             Err(error) => {
                 failed += 1;
-                eprintln!("✗ {name}: {error:#}");
+                say(format_args!("✗ {name}: {error:#}"));
             }
         }
     }
@@ -106,7 +107,7 @@ async fn sync(args: &PullArgs, from: &std::path::Path, trust: &Trust, tag_moves:
         .retain(|name, _| sources.components.iter().any(|(n, _)| n == name));
     if !args.locked && serde_json::to_string(&lock.components)? != before {
         lock.save(&lock_path)?;
-        eprintln!("wrote {}", lock_path.display());
+        say(format_args!("wrote {}", lock_path.display()));
     }
     Ok(failed == 0)
 }
@@ -119,13 +120,13 @@ fn report(installed: &Installed, trust: &Trust) {
         (None, None) => "signature not checked (no --trust)".to_string(),
     };
     let what = if installed.unchanged { "up to date" } else { "pulled" };
-    eprintln!(
+    say(format_args!(
         "✓ {}: {what} {} ({}), {signer} → {}",
         installed.name,
         verified.reference,
         verified.manifest_digest,
         installed.path.display()
-    );
+    ));
 }
 
 pub async fn publish(args: &PublishArgs) -> Result<()> {
@@ -141,7 +142,11 @@ pub async fn publish(args: &PublishArgs) -> Result<()> {
     let digest = warden_registry::publish::publish(&registry, &reference, &component, suggested.as_deref())
         .await
         .with_context(|| format!("cannot publish {} to {reference}", args.component.display()))?;
-    eprintln!("published {} as {}@{digest}", args.component.display(), reference);
+    say(format_args!(
+        "published {} as {}@{digest}",
+        args.component.display(),
+        reference
+    ));
     println!("{digest}");
     Ok(())
 }

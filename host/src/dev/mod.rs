@@ -188,9 +188,8 @@ impl Build {
     }
 }
 
-/// A progress line on stderr; dropped if stderr cannot be written (as the
-/// server's log is: `eprintln!` would panic and end the session).
+/// A progress line on stderr, escaped; dropped if stderr cannot be written
+/// (as the server's log is: `eprintln!` would panic and end the session).
 fn say(line: std::fmt::Arguments<'_>) {
-    use std::io::Write;
-    let _ = writeln!(crate::log_writer::LossyStderr, "{line}");
+    crate::log_writer::say(line);
 }

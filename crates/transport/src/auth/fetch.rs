@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::Uri;
+use warden_runtime::secrets::SecretAddress;
 use wasmtime_wasi_http::io::TokioIo;
 
 /// The most a metadata document or key set may weigh.
@@ -16,17 +17,23 @@ const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 /// For connecting, sending and reading the whole answer.
 const DEADLINE: Duration = Duration::from_secs(10);
 
-/// Whether `uri` may be fetched: `https`, or `http` to a loopback host.
+/// Whether `uri` may be fetched: `https`, or `http` to a loopback host,
+/// and never with credentials in it (an issuer identifier or key set URL
+/// has none; one typed with them would print them in every message).
 pub fn check_url(url: &str) -> Result<Uri> {
-    let uri: Uri = url.parse().with_context(|| format!("`{url}` is not a URL"))?;
-    let host = uri.host().with_context(|| format!("`{url}` has no host"))?;
+    let shown = SecretAddress::new(url);
+    let uri: Uri = url.parse().with_context(|| format!("`{shown}` is not a URL"))?;
+    let host = uri.host().with_context(|| format!("`{shown}` has no host"))?;
+    if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+        bail!("`{shown}` carries credentials in the URL; an authorization server's URLs never do — remove them");
+    }
     match uri.scheme_str() {
         Some("https") => Ok(uri),
         Some("http") if is_loopback(host) => Ok(uri),
         Some("http") => {
-            bail!("`{url}` is plain HTTP; use https (plain http is allowed only to 127.0.0.1, ::1 or localhost)")
+            bail!("`{shown}` is plain HTTP; use https (plain http is allowed only to 127.0.0.1, ::1 or localhost)")
         }
-        _ => bail!("`{url}` is not an http(s) URL"),
+        _ => bail!("`{shown}` is not an http(s) URL"),
     }
 }
 
@@ -39,11 +46,14 @@ pub fn is_loopback(host: &str) -> bool {
 /// JSON body within the limits is an error that names the URL.
 pub async fn json(url: &str) -> Result<serde_json::Value> {
     let uri = check_url(url)?;
+    // A key set's URL comes from the server's metadata: its query may hold
+    // a token, so it is printed redacted like the operator's addresses.
+    let shown = SecretAddress::new(url);
     let body = tokio::time::timeout(DEADLINE, get(&uri))
         .await
-        .map_err(|_| anyhow::anyhow!("no answer from {url} within {DEADLINE:?}"))?
-        .with_context(|| format!("cannot fetch {url}"))?;
-    serde_json::from_slice(&body).with_context(|| format!("{url} did not answer with JSON"))
+        .map_err(|_| anyhow::anyhow!("no answer from {shown} within {DEADLINE:?}"))?
+        .with_context(|| format!("cannot fetch {shown}"))?;
+    serde_json::from_slice(&body).with_context(|| format!("{shown} did not answer with JSON"))
 }
 
 async fn get(uri: &Uri) -> Result<bytes::Bytes> {
@@ -107,5 +117,10 @@ mod tests {
         let refused = check_url("http://auth.example.com").unwrap_err().to_string();
         assert!(refused.contains("plain HTTP; use https"), "{refused}");
         assert!(check_url("ftp://auth.example.com").is_err());
+        let refused = check_url("https://admin:hunter2@auth.example.com/realms/x")
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("carries credentials"), "{refused}");
+        assert!(!refused.contains("hunter2") && !refused.contains("admin"), "{refused}");
     }
 }

@@ -119,9 +119,10 @@ impl OAuth {
         tracing::info!(
             issuer = settings.issuer,
             resource = settings.resource,
-            "OAuth: tokens from {} for {} (keys from {jwks_uri})",
+            "OAuth: tokens from {} for {} (keys from {})",
             settings.issuer,
-            settings.resource
+            settings.resource,
+            warden_runtime::secrets::SecretAddress::new(jwks_uri)
         );
         Ok(Self {
             policy: Arc::new(ArcSwap::from_pointee(settings.policy.clone())),
