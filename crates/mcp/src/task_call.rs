@@ -22,7 +22,7 @@ use crate::resolve;
 use crate::shared::Shared;
 use crate::tasks::driver::{Finish, TaskDriver};
 use crate::tasks::record::{INTERNAL_ERROR, TaskRecord, error_object, now_ms};
-use crate::tasks::{self, HEARTBEAT, IMMEDIATE_WINDOW, POLL_INTERVAL};
+use crate::tasks::{self, IMMEDIATE_WINDOW, POLL_INTERVAL};
 use crate::tool_call::{self, Arguments};
 use crate::trace_context::TraceParent;
 use warden_plugins::catalog::Catalog;
@@ -195,14 +195,9 @@ impl TaskCall {
                 return;
             }
         }
-        let mut beat = tokio::time::interval(HEARTBEAT);
-        beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let ended = loop {
-            tokio::select! {
-                ended = &mut run => break ended,
-                _ = beat.tick() => driver.heartbeat().await,
-            }
-        };
+        // Heartbeats go on beside the call, never in its way.
+        driver.spawn_heartbeat();
+        let ended = run.await;
         invocation.record(ended.outcome, ended.facts());
         // Cancelled: whether the guest stopped on its own (`host.cancelled()`)
         // or was interrupted, the task is `cancelled`.

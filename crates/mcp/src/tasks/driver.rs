@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{InputRequest, InputRequests, JsonObject, Task, TaskStatus};
@@ -26,10 +27,16 @@ pub enum Finish {
     Cancelled,
 }
 
+/// How often the runner tries again to write an ending the store did not take.
+const ENDING_RETRY: Duration = Duration::from_millis(250);
+
 /// What became of a write of the record.
 enum Saved {
-    /// Written (or not, the store being unreachable: the next write repeats it).
-    Kept,
+    Written,
+    /// The store could not be reached: the next write repeats it.
+    Unreachable,
+    /// Not tried: the task is closed, or its ending is being written.
+    Skipped,
     /// The record is gone or ended by a sweep: the task is lost to this runner.
     Lost,
     /// The store ended the task `failed` (the record would not fit), for this reason.
@@ -50,13 +57,17 @@ pub struct TaskDriver {
     started: AtomicBool,
     /// Finished or abandoned: nothing more is written.
     closed: AtomicBool,
+    /// The call ended: only the write of its ending goes on.
+    ending: AtomicBool,
+    /// Held by each write of the record.
+    writer: tokio::sync::Mutex<()>,
+    /// The last write did not reach the store (said once an outage).
+    unreachable: AtomicBool,
     cancel: CancellationToken,
     wake: Notify,
     /// Answers that arrived and no round has taken yet, by wire key.
     answers: Mutex<BTreeMap<String, Value>>,
     rounds: AtomicU32,
-    /// When the record was last written: the lease held until then + `LEASE`.
-    saved_ms: AtomicU64,
 }
 
 impl TaskDriver {
@@ -77,11 +88,13 @@ impl TaskDriver {
             record: Mutex::new(draft),
             started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            ending: AtomicBool::new(false),
+            writer: tokio::sync::Mutex::new(()),
+            unreachable: AtomicBool::new(false),
             cancel,
             wake: Notify::new(),
             answers: Mutex::new(BTreeMap::new()),
             rounds: AtomicU32::new(0),
-            saved_ms: AtomicU64::new(0),
         })
     }
 
@@ -142,7 +155,6 @@ impl TaskDriver {
                 None,
             ));
         }
-        self.saved_ms.store(now, Ordering::SeqCst);
         self.started.store(running, Ordering::SeqCst);
         self.event("created", None);
         if !running {
@@ -152,22 +164,25 @@ impl TaskDriver {
         Ok(record.task())
     }
 
-    /// Writes the record, renewing the lease.
-    async fn save(&self) -> Saved {
-        if self.closed.load(Ordering::SeqCst) {
-            return Saved::Kept;
+    /// Writes the record, renewing the lease. One write at a time, so a
+    /// heartbeat never races the write that ends the task; once the ending
+    /// is under way (`ending`), only it writes.
+    async fn save(&self, ending: bool) -> Saved {
+        let _writing = self.writer.lock().await;
+        if self.closed.load(Ordering::SeqCst) || (!ending && self.ending.load(Ordering::SeqCst)) {
+            return Saved::Skipped;
         }
-        let now = now_ms();
         let record = {
             let mut record = self.lock();
-            record.lease_until_ms = now + LEASE.as_millis() as u64;
+            record.lease_until_ms = now_ms() + LEASE.as_millis() as u64;
             record.clone()
         };
-        match self.tasks.store().put(&record).await {
-            Ok(Put::Written) => {
-                self.saved_ms.store(now, Ordering::SeqCst);
-                Saved::Kept
-            }
+        let put = self.tasks.store().put(&record).await;
+        if put.is_ok() && self.unreachable.swap(false, Ordering::SeqCst) {
+            tracing::info!(plugin = %self.plugin, "reached the task store again");
+        }
+        match put {
+            Ok(Put::Written) => Saved::Written,
             Ok(Put::Lost) => Saved::Lost,
             Ok(Put::Ended(failed)) => {
                 let why = failed
@@ -180,21 +195,33 @@ impl TaskDriver {
                 Saved::Ended(why)
             }
             Err(error) => {
-                tracing::warn!(plugin = %self.plugin, "cannot write a task record: {error:#}");
-                Saved::Kept
+                // Said once an outage: every heartbeat of every task meets it.
+                if !self.unreachable.swap(true, Ordering::SeqCst) {
+                    tracing::warn!(plugin = %self.plugin, "cannot write a task record (trying again): {error:#}");
+                }
+                Saved::Unreachable
             }
         }
+    }
+
+    /// Nothing more is written; the task leaves this replica's running set.
+    /// False if it was closed already.
+    fn close(&self) -> bool {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return false;
+        }
+        self.tasks.release(&self.id);
+        true
     }
 
     /// The store ended the task (its record would not fit): the call stops,
     /// and the ending is reported once, with the store's reason.
     fn ended_by_store(&self, why: &str) {
-        if self.closed.swap(true, Ordering::SeqCst) {
+        if !self.close() {
             return;
         }
         tracing::warn!(plugin = %self.plugin, "a task ended failed: {why}");
         self.cancel.cancel();
-        self.tasks.release(&self.id);
         self.event("failed", Some(why));
     }
 
@@ -209,31 +236,48 @@ impl TaskDriver {
                     self.answers.lock().expect("answers lock").extend(control.answers);
                 }
             }
-            Err(error) => tracing::warn!(plugin = %self.plugin, "cannot read a task's control: {error:#}"),
+            Err(error) => tracing::debug!(plugin = %self.plugin, "cannot read a task's control: {error:#}"),
         }
     }
 
-    /// Every `HEARTBEAT` while the task runs. A runner that could not renew
-    /// its lease in time has lost the task (others see it `failed`): it
-    /// stops the call and writes nothing more.
+    /// Every `HEARTBEAT` while the task runs (`spawn_heartbeat`). A store out
+    /// of reach is tried again at the next one, the call going on meanwhile;
+    /// a runner whose record a sweep ended (its lease ran out while the store
+    /// was reachable) has lost the task: it stops the call and writes
+    /// nothing more.
     pub async fn heartbeat(&self) {
         if !self.started.load(Ordering::SeqCst) || self.closed.load(Ordering::SeqCst) {
             return;
         }
         self.poll().await;
         self.wake.notify_one();
-        let kept = match self.save().await {
-            Saved::Kept => true,
-            Saved::Lost => false,
-            Saved::Ended(why) => return self.ended_by_store(&why),
-        };
-        let saved = self.saved_ms.load(Ordering::SeqCst);
-        if !kept || now_ms().saturating_sub(saved) > LEASE.as_millis() as u64 {
-            tracing::error!(plugin = %self.plugin, "lost the lease on a task: stopping it");
-            self.closed.store(true, Ordering::SeqCst);
-            self.cancel.cancel();
-            self.tasks.release(&self.id);
+        match self.save(false).await {
+            Saved::Lost => {
+                if self.close() {
+                    tracing::error!(plugin = %self.plugin, "lost the lease on a task: stopping it");
+                    self.cancel.cancel();
+                }
+            }
+            Saved::Ended(why) => self.ended_by_store(&why),
+            Saved::Written | Saved::Unreachable | Saved::Skipped => {}
         }
+    }
+
+    /// Heartbeats on a task of their own until the task ends: a store that
+    /// answers slowly, or not at all, never holds up the call.
+    pub fn spawn_heartbeat(self: &Arc<Self>) {
+        let driver = self.clone();
+        tokio::spawn(async move {
+            let mut beat = tokio::time::interval(HEARTBEAT);
+            beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                beat.tick().await;
+                if driver.closed.load(Ordering::SeqCst) || driver.ending.load(Ordering::SeqCst) {
+                    return;
+                }
+                driver.heartbeat().await;
+            }
+        });
     }
 
     /// The latest progress or log line, for `statusMessage` (written with
@@ -247,46 +291,62 @@ impl TaskDriver {
         self.lock().status_message = Some(text);
     }
 
-    /// The call ended.
+    /// The call ended. The ending is audited once, after the store has it:
+    /// while the store is out of reach it is tried again (the record says
+    /// `working` meanwhile, and no replica judges its lease until the store
+    /// is back), until the record would have expired anyway.
     pub async fn finish(&self, ended: Finish) {
-        if self.closed.load(Ordering::SeqCst) {
+        if self.closed.load(Ordering::SeqCst) || self.ending.swap(true, Ordering::SeqCst) {
             return;
         }
-        let status = {
+        let (status, expires) = {
             let mut record = self.lock();
             apply(&mut record, ended);
-            record.status_name()
+            (record.status_name(), record.expires_ms())
         };
-        match self.save().await {
-            Saved::Kept => {
-                self.closed.store(true, Ordering::SeqCst);
-                self.tasks.release(&self.id);
-                self.event(status, None);
+        loop {
+            match self.save(true).await {
+                Saved::Written => {
+                    if self.close() {
+                        self.event(status, None);
+                    }
+                    return;
+                }
+                // Not written: a sweep wrote (and reported) `failed` already,
+                // or shutdown abandoned it.
+                Saved::Lost | Saved::Skipped => {
+                    self.close();
+                    return;
+                }
+                Saved::Ended(why) => return self.ended_by_store(&why),
+                Saved::Unreachable if now_ms() >= expires => {
+                    tracing::error!(plugin = %self.plugin, "the task store was out of reach until the task's record expired: its ending is lost");
+                    self.close();
+                    return;
+                }
+                Saved::Unreachable => tokio::time::sleep(ENDING_RETRY).await,
             }
-            // Not written: a sweep wrote (and reported) `failed` already.
-            Saved::Lost => {
-                self.closed.store(true, Ordering::SeqCst);
-                self.tasks.release(&self.id);
-            }
-            Saved::Ended(why) => self.ended_by_store(&why),
         }
     }
 
-    /// Shutdown cannot wait for it: it fails, saying why.
+    /// Shutdown cannot wait for it: it fails, saying why (one try: a store
+    /// out of reach leaves it to the lease, which then runs out).
     pub async fn abandon(&self, why: &str) {
-        if self.closed.load(Ordering::SeqCst) {
+        if self.closed.load(Ordering::SeqCst) || self.ending.swap(true, Ordering::SeqCst) {
             return;
         }
         {
             let mut record = self.lock();
             apply(&mut record, Finish::Failed(error_object(INTERNAL_ERROR, why)));
         }
-        let saved = self.save().await;
-        self.closed.store(true, Ordering::SeqCst);
+        let saved = self.save(true).await;
         self.cancel.cancel();
-        self.tasks.release(&self.id);
-        if matches!(saved, Saved::Kept) {
-            self.event("failed", Some(why));
+        match saved {
+            Saved::Written if self.close() => self.event("failed", Some(why)),
+            Saved::Ended(reason) => self.ended_by_store(&reason),
+            _ => {
+                self.close();
+            }
         }
     }
 
@@ -297,7 +357,7 @@ impl TaskDriver {
             record.input_requests = requests;
             record.updated_ms = now_ms();
         }
-        if let Saved::Ended(why) = self.save().await {
+        if let Saved::Ended(why) = self.save(false).await {
             return self.ended_by_store(&why);
         }
         self.event(self.lock().status_name(), None);
@@ -362,7 +422,7 @@ impl TaskDriver {
                         requests.retain(|key, _| pending.contains_key(key));
                     }
                 }
-                if let Saved::Ended(why) = self.save().await {
+                if let Saved::Ended(why) = self.save(false).await {
                     self.ended_by_store(&why);
                 }
             }

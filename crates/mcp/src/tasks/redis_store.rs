@@ -20,6 +20,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use warden_runtime::secrets::SecretAddress;
 
+use super::health::{SLOW_CALL, StoreHealth};
 use super::record::{TaskRecord, now_ms};
 use super::store::{Bounds, Control, Expired, Put, Refusal, SWEEP_BATCH, Seen};
 
@@ -29,6 +30,8 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct RedisStore {
     connection: ConnectionManager,
     bounds: Bounds,
+    /// How the calls went (`TaskStore` notes each).
+    pub(super) health: StoreHealth,
 }
 
 fn record_key(id: &str) -> String {
@@ -52,12 +55,21 @@ const LEASES_KEY: &str = "warden:tasks:leases";
 
 /// The runner's write: never over a record that has ended (a sweep failed
 /// it once the lease ran out), nor one that is gone; the lease index
-/// follows. KEYS: record, leases. ARGV: json, px, id, lease-until or "".
+/// follows. The same ending written again counts as written: a write that
+/// timed out may have reached a stalled store after all.
+/// KEYS: record, leases. ARGV: json, px, id, lease-until or "".
 const PUT: &str = r#"
 local current = redis.call('GET', KEYS[1])
 if not current then return 0 end
-local status = cjson.decode(current)['status']
-if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
+local stored = cjson.decode(current)
+local status = stored['status']
+if status == 'completed' or status == 'failed' or status == 'cancelled' then
+  local new = cjson.decode(ARGV[1])
+  if new['status'] == status and new['updated_ms'] == stored['updated_ms'] and new['replica'] == stored['replica'] then
+    return 1
+  end
+  return 0
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if ARGV[4] == '' then redis.call('ZREM', KEYS[2], ARGV[3]) else redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
 return 1
@@ -105,7 +117,11 @@ impl RedisStore {
             .query_async(&mut connection)
             .await
             .with_context(|| format!("the task store at {url} does not answer PING"))?;
-        Ok(Self { connection, bounds })
+        Ok(Self {
+            connection,
+            bounds,
+            health: StoreHealth::default(),
+        })
     }
 
     pub async fn create(&self, record: &TaskRecord) -> Result<(), Refusal> {
@@ -245,6 +261,7 @@ impl RedisStore {
     pub async fn fail_lapsed(&self) -> Result<Vec<TaskRecord>> {
         let mut connection = self.connection.clone();
         let now = now_ms();
+        let started = std::time::Instant::now();
         let ids: Vec<String> = redis::cmd("ZRANGEBYSCORE")
             .arg(LEASES_KEY)
             .arg("-inf")
@@ -278,6 +295,11 @@ impl RedisStore {
             };
             if record.lease_until_ms >= now {
                 continue;
+            }
+            // A sweep the store kept waiting saw leases that ran out while
+            // it stalled: it stops, and a later one judges them (`health`).
+            if started.elapsed() >= SLOW_CALL {
+                break;
             }
             let record = record.seen_at(now, &[]);
             let written: u8 = redis::cmd("EVAL")

@@ -103,7 +103,7 @@ impl TaskStore {
     pub async fn sweep(&self) -> Result<Vec<Expired>> {
         match self {
             TaskStore::Memory(store) => Ok(store.sweep()),
-            TaskStore::Redis(store) => store.sweep().await,
+            TaskStore::Redis(store) => store.health.noted(store.sweep(), Result::is_err).await,
         }
     }
 
@@ -111,14 +111,17 @@ impl TaskStore {
     pub async fn create(&self, record: &TaskRecord) -> Result<(), Refusal> {
         match self {
             TaskStore::Memory(store) => store.create(record),
-            TaskStore::Redis(store) => store.create(record).await,
+            TaskStore::Redis(store) => {
+                let unavailable = |r: &Result<(), Refusal>| matches!(r, Err(Refusal::Unavailable(_)));
+                store.health.noted(store.create(record), unavailable).await
+            }
         }
     }
 
     pub async fn get(&self, id: &str) -> Result<Option<Seen>> {
         match self {
             TaskStore::Memory(store) => Ok(store.get(id)),
-            TaskStore::Redis(store) => store.get(id).await,
+            TaskStore::Redis(store) => store.health.noted(store.get(id), Result::is_err).await,
         }
     }
 
@@ -126,7 +129,7 @@ impl TaskStore {
     pub async fn put(&self, record: &TaskRecord) -> Result<Put> {
         match self {
             TaskStore::Memory(store) => Ok(store.put(record)),
-            TaskStore::Redis(store) => store.put(record).await,
+            TaskStore::Redis(store) => store.health.noted(store.put(record), Result::is_err).await,
         }
     }
 
@@ -136,7 +139,10 @@ impl TaskStore {
     pub async fn fail_lapsed(&self) -> Result<Vec<TaskRecord>> {
         match self {
             TaskStore::Memory(store) => Ok(store.fail_lapsed(now_ms())),
-            TaskStore::Redis(store) => store.fail_lapsed().await,
+            // A lease that ran out while the store was out of reach is no sign
+            // of its runner: judged once the store has been reachable a whole lease.
+            TaskStore::Redis(store) if !store.health.judges_leases(now_ms()) => Ok(Vec::new()),
+            TaskStore::Redis(store) => store.health.noted(store.fail_lapsed(), Result::is_err).await,
         }
     }
 
@@ -146,7 +152,8 @@ impl TaskStore {
         match self {
             TaskStore::Memory(store) => store.answer(id, answers).map_err(Refusal::Full),
             TaskStore::Redis(store) => store
-                .answer(id, answers, expires_ms)
+                .health
+                .noted(store.answer(id, answers, expires_ms), Result::is_err)
                 .await
                 .map_err(Refusal::Unavailable),
         }
@@ -158,7 +165,7 @@ impl TaskStore {
                 store.cancel(id);
                 Ok(())
             }
-            TaskStore::Redis(store) => store.cancel(id, expires_ms).await,
+            TaskStore::Redis(store) => store.health.noted(store.cancel(id, expires_ms), Result::is_err).await,
         }
     }
 
@@ -166,7 +173,16 @@ impl TaskStore {
     pub async fn control(&self, id: &str) -> Result<Control> {
         match self {
             TaskStore::Memory(store) => Ok(store.control(id)),
-            TaskStore::Redis(store) => store.control(id).await,
+            TaskStore::Redis(store) => store.health.noted(store.control(id), Result::is_err).await,
+        }
+    }
+
+    /// Whether a lease that ran out by `now` means its runner stopped (see
+    /// `health`): always in this process's own store.
+    pub fn judges_leases(&self, now: u64) -> bool {
+        match self {
+            TaskStore::Memory(_) => true,
+            TaskStore::Redis(store) => store.health.judges_leases(now),
         }
     }
 

@@ -27,6 +27,8 @@ fn working(id: &str, caller: &str, lease_until_ms: u64) -> TaskRecord {
     }
 }
 
+// The test's own audit log in its temporary folder.
+#[allow(clippy::disallowed_methods)]
 fn task_events(path: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()

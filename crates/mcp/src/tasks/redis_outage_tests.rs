@@ -1,0 +1,204 @@
+//! A task whose store stalls as it ends, against a real redis-server this test starts on
+//! 127.0.0.1 (Debian's, as `tests/interop/tasks_replicas.sh` uses): the finding was a result
+//! lost and audited twice (`created, completed, failed`) when Redis stalled for 8 s as a
+//! 4 s task ended, and a tool held up by its heartbeat.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{TaskPayload, TaskStatus};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use warden_runtime::audit_log::AuditLog;
+use warden_runtime::secrets::SecretAddress;
+
+use super::driver::{Finish, TaskDriver};
+use super::record::{TaskRecord, now_ms};
+use super::redis_store::RedisStore;
+use super::store::{Bounds, TaskStore};
+use super::{LEASE, Tasks};
+
+struct Redis {
+    child: Child,
+    port: u16,
+}
+
+impl Redis {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server (apt-get install redis-server)");
+        Self { child, port }
+    }
+
+    fn signal(&self, signal: &str) {
+        let sent = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+
+    async fn store(&self) -> RedisStore {
+        let url = SecretAddress::new(format!("redis://127.0.0.1:{}/0", self.port));
+        for _ in 0..100 {
+            if let Ok(store) = RedisStore::connect(&url, Bounds::default()).await {
+                return store;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("redis-server did not start on {}", self.port);
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.signal("-CONT");
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// The test's own audit log in its temporary folder.
+#[allow(clippy::disallowed_methods)]
+fn events(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["task_event"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_ends_while_redis_stalls_is_written_and_audited_once_when_it_returns() {
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (log1, log2) = (dir.path().join("r1.jsonl"), dir.path().join("r2.jsonl"));
+    let audit = |path| Some(Arc::new(AuditLog::open(path, false).unwrap()));
+    let r1 = Arc::new(Tasks::new(
+        TaskStore::Redis(redis.store().await),
+        "r1".into(),
+        audit(&log1),
+    ));
+    let r2 = Arc::new(Tasks::new(
+        TaskStore::Redis(redis.store().await),
+        "r2".into(),
+        audit(&log2),
+    ));
+
+    let now = now_ms();
+    let draft = TaskRecord {
+        id: "outlived-the-stall".into(),
+        caller: String::new(),
+        plugin: "p".into(),
+        tool: "slow".into(),
+        status: TaskStatus::Working,
+        status_message: None,
+        created_ms: now,
+        updated_ms: now,
+        ttl_ms: 120_000,
+        poll_ms: 500,
+        input_requests: None,
+        result: None,
+        error: None,
+        replica: "r1".into(),
+        lease_until_ms: 0,
+    };
+    let driver = TaskDriver::new(r1.clone(), draft, None, CancellationToken::new());
+    driver.create(None).await.unwrap();
+    driver.spawn_heartbeat();
+
+    // The other replica sweeps all along, as its sweeper does (more often, to meet the stall).
+    let sweeping = CancellationToken::new();
+    let sweeper = tokio::spawn({
+        let (r2, sweeping) = (r2.clone(), sweeping.clone());
+        async move {
+            let mut failed = 0;
+            while !sweeping.is_cancelled() {
+                failed += r2.sweep().await.0;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            failed
+        }
+    });
+
+    // The tool: 4 s of work in 40 steps, ending as a task ends.
+    let tool = tokio::spawn({
+        let driver = driver.clone();
+        async move {
+            let started = Instant::now();
+            for _ in 0..40 {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let worked = started.elapsed();
+            let result = json!({"content": [{"type": "text", "text": "done after the stall"}], "isError": false});
+            driver
+                .finish(Finish::Completed(result.as_object().unwrap().clone()))
+                .await;
+            (worked, started.elapsed())
+        }
+    });
+
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    redis.signal("-STOP");
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    redis.signal("-CONT");
+    // Read at once, before the runner has written again: the lease ran out during the stall,
+    // which says nothing of the runner, so the record is not shown `failed`.
+    let first = r2.get("outlived-the-stall", "").await.unwrap();
+    assert_ne!(first.task.status(), TaskStatus::Failed, "{first:?}");
+    let (worked, ended) = tokio::time::timeout(Duration::from_secs(30), tool)
+        .await
+        .unwrap()
+        .unwrap();
+    // Sweeps go on past a whole lease after the store came back: none may fail the task.
+    tokio::time::sleep(LEASE + Duration::from_secs(2)).await;
+    sweeping.cancel();
+    let failed_by_sweeps = sweeper.await.unwrap();
+
+    assert!(
+        worked < Duration::from_millis(4_600),
+        "the tool was held up: {worked:?}"
+    );
+    assert!(
+        ended >= Duration::from_secs(7),
+        "the ending waited for the store: {ended:?}"
+    );
+    assert_eq!(failed_by_sweeps, 0);
+    for (replica, tasks) in [("r1", &r1), ("r2", &r2)] {
+        let seen = tasks.get("outlived-the-stall", "").await.unwrap();
+        let TaskPayload::Completed { result } = &seen.task.payload else {
+            panic!("{replica} sees {seen:?}");
+        };
+        assert_eq!(result["content"][0]["text"], "done after the stall", "{replica}");
+    }
+    assert_eq!(
+        events(&log1),
+        ["created", "completed"],
+        "audited once, after it was durable"
+    );
+    assert!(events(&log2).is_empty(), "{:?}", events(&log2));
+}
