@@ -538,11 +538,8 @@ async fn ask(
 /// a `requestState` it seals is good only here. Replicas behind one load
 /// balancer share a key instead (`warden serve --state-key-file`).
 pub fn process_codec() -> anyhow::Result<RequestStateCodec> {
-    use std::io::Read as _;
     let mut key = vec![0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut random| random.read_exact(&mut key))
-        .map_err(|e| anyhow::anyhow!("cannot read /dev/urandom for a request-state key: {e}"))?;
+    getrandom::fill(&mut key).map_err(|e| anyhow::anyhow!("no randomness for a request-state key: {e}"))?;
     codec_with_key(key)
 }
 
