@@ -4,6 +4,10 @@
 //! `warden-runtime` (the README's Layout section is the map). `dev` adds a
 //! build of the plugin's project (`project`) in front of the reload loop.
 
+// What this crate shows a terminal is escaped (log_writer); the package's
+// tests print freely (host/Cargo.toml).
+#![deny(clippy::disallowed_macros)]
+
 pub mod call;
 pub mod check;
 pub mod cli;

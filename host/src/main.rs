@@ -1,3 +1,5 @@
+#![deny(clippy::disallowed_macros)]
+
 use std::process::ExitCode;
 
 use clap::Parser;

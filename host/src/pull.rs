@@ -8,6 +8,10 @@ use anyhow::{Context, Result};
 
 use crate::cli::{PublishArgs, PullArgs, RegistryArgs};
 use crate::log_writer::say;
+use warden_runtime::bounded_file;
+
+/// A manifest an author suggests is a few lines of TOML.
+const MAX_SUGGESTED_MANIFEST_BYTES: u64 = 64 * 1024;
 use warden_origin::{Reference, Trust};
 use warden_registry::install::{Installed, TagMoves, install};
 use warden_registry::sources::{Lock, Locked, Sources};
@@ -131,12 +135,12 @@ fn report(installed: &Installed, trust: &Trust) {
 
 pub async fn publish(args: &PublishArgs) -> Result<()> {
     let reference = Reference::parse(&args.reference)?;
-    let component =
-        std::fs::read(&args.component).with_context(|| format!("cannot read {}", args.component.display()))?;
+    // Regular files only, never waiting on a FIFO, within what a pull takes.
+    let component = bounded_file::read_named(&args.component, args.registry.max_size, "the component")?;
     let suggested = args
         .suggest_manifest
         .as_deref()
-        .map(|path| std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display())))
+        .map(|path| bounded_file::read_text(path, MAX_SUGGESTED_MANIFEST_BYTES, "the suggested manifest"))
         .transpose()?;
     let registry = registry_for(&args.registry, &reference, true)?;
     let digest = warden_registry::publish::publish(&registry, &reference, &component, suggested.as_deref())

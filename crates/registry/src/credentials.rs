@@ -88,17 +88,10 @@ pub fn for_host(host: &str, config: Option<&Path>, explicit: bool) -> Result<Opt
     if !explicit && !path.is_file() {
         return Ok(None);
     }
-    let size = std::fs::metadata(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .len();
-    if size > MAX_CONFIG_BYTES {
-        bail!(
-            "{} is {size} bytes; a registry config is at most {MAX_CONFIG_BYTES}",
-            path.display()
-        );
-    }
-    let file: ConfigFile = serde_json::from_slice(&std::fs::read(path)?)
-        .with_context(|| format!("{} is not a Docker config.json", path.display()))?;
+    // Regular files only, never waiting on a FIFO, at most 1 MiB.
+    let bytes = warden_runtime::bounded_file::read_named(path, MAX_CONFIG_BYTES, "the registry config")?;
+    let file: ConfigFile =
+        serde_json::from_slice(&bytes).with_context(|| format!("{} is not a Docker config.json", path.display()))?;
     let entry = file
         .auths
         .iter()

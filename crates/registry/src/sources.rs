@@ -50,7 +50,7 @@ pub struct Sources {
 
 impl Sources {
     pub fn load(path: &Path) -> Result<Self> {
-        let text = read_bounded(path)?;
+        let text = read_bounded(path, "the sources file")?;
         let file: SourcesFile =
             toml::from_str(&text).with_context(|| format!("{} is not a sources file", path.display()))?;
         let mut components = Vec::new();
@@ -80,7 +80,7 @@ impl Lock {
         if !path.exists() {
             return Ok(Lock::default());
         }
-        let text = read_bounded(path)?;
+        let text = read_bounded(path, "the lock")?;
         let lock: Lock = toml::from_str(&text).with_context(|| {
             format!(
                 "{} is not a lock Warden wrote; delete it to resolve every tag again",
@@ -106,12 +106,7 @@ impl Lock {
     }
 }
 
-fn read_bounded(path: &Path) -> Result<String> {
-    let size = std::fs::metadata(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .len();
-    if size > MAX_FILE_BYTES {
-        bail!("{} is {size} bytes; at most {MAX_FILE_BYTES} are read", path.display());
-    }
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+fn read_bounded(path: &Path, what: &str) -> Result<String> {
+    // Regular files only, never waiting on a FIFO.
+    warden_runtime::bounded_file::read_text(path, MAX_FILE_BYTES, what)
 }

@@ -237,11 +237,11 @@ fn plugin_name(name: &str) -> String {
 pub async fn run_build(path: &Path, target_dir: Option<PathBuf>) -> Result<()> {
     let project = Project::open(path)?;
     let started = Instant::now();
-    eprintln!(
+    crate::log_writer::say(format_args!(
         "warden build: building {} ({})…",
         project.name,
         project.language.label()
-    );
+    ));
     let options = BuildOptions { target_dir, dev: false };
     let component = project.build(&options).await?;
     let output = project.output_dir();

@@ -113,7 +113,7 @@ pub async fn build(project: &Project, options: &BuildOptions) -> Result<PathBuf>
         match serde_json::from_str::<Value>(&line) {
             Ok(message) => wasm = artifact(&message, package_id).or(wasm),
             // A build script printing: keep it off stdout, the protocol.
-            Err(_) => eprintln!("{line}"),
+            Err(_) => crate::log_writer::say(format_args!("{line}")),
         }
     }
     let status = child.wait().await.context("waiting for cargo build")?;
@@ -167,7 +167,9 @@ async fn ensure_guest_target(crate_dir: &Path) -> Result<()> {
     if libdir.status.success() && !path.is_empty() && Path::new(&path).is_dir() {
         return Ok(());
     }
-    eprintln!("warden: installing the {GUEST_TARGET} target (rustup target add {GUEST_TARGET})");
+    crate::log_writer::say(format_args!(
+        "warden: installing the {GUEST_TARGET} target (rustup target add {GUEST_TARGET})"
+    ));
     let status = tokio::process::Command::new("rustup")
         .current_dir(crate_dir)
         .args(["target", "add", GUEST_TARGET])
