@@ -262,6 +262,101 @@ async fn an_indirect_call_of_the_wrong_type_traps_said_once_and_the_server_goes_
     server.stop().await;
 }
 
+/// componentize-py's `--stub-wasi` in miniature (finding 14): the WASI
+/// function Python's `open()` calls first, `wasi:filesystem/preopens`'
+/// `get-directories`, as wit-component builds it in stub mode — a module of
+/// its own, named `wit-component:adapter:…`, whose body is `unreachable` —
+/// called by the tool `{prefix}stubbed`; and the same function imported
+/// from the host, called by `{prefix}asked`, which answers how many
+/// preopened folders the host gave (none, with no grant: an answer, never
+/// a trap).
+fn wasi_stub_component(prefix: &str) -> Vec<u8> {
+    let text = format!(
+        r#"(component
+          (import "wasi:filesystem/types@0.2.0" (instance $types
+            (export "descriptor" (type (sub resource)))))
+          (alias export $types "descriptor" (type $descriptor))
+          (import "wasi:filesystem/preopens@0.2.0" (instance $preopens
+            (alias outer 1 $descriptor (type $d))
+            (export "descriptor" (type $d2 (eq $d)))
+            (export "get-directories" (func (result (list (tuple (own $d2) string)))))))
+          (core module $wit-component:adapter:wasi:filesystem/preopens@0.2.0
+            (func (export "get-directories") (param i32) unreachable))
+          (core module $libc
+            (memory (export "memory") 1)
+            (global $next (mut i32) (i32.const 1024))
+            (func (export "realloc") (param i32 i32 i32 i32) (result i32)
+              (local $at i32)
+              (local.set $at (i32.and (i32.add (global.get $next) (i32.sub (local.get 2) (i32.const 1)))
+                                      (i32.sub (i32.const 0) (local.get 2))))
+              (global.set $next (i32.add (local.get $at) (local.get 3)))
+              (local.get $at)))
+          (core module $main
+            (import "wasi:filesystem/preopens@0.2.0" "get-directories" (func $stubbed (param i32)))
+            (import "host" "get-directories" (func $asked (param i32)))
+            (import "libc" "memory" (memory 1))
+            (func (export "stubbed") (result i32) (call $stubbed (i32.const 16)) (i32.load offset=4 (i32.const 16)))
+            (func (export "asked") (result i32) (call $asked (i32.const 16)) (i32.load offset=4 (i32.const 16))))
+          (core instance $libc (instantiate $libc))
+          (core instance $stubs (instantiate $wit-component:adapter:wasi:filesystem/preopens@0.2.0))
+          (alias export $preopens "get-directories" (func $get-directories))
+          (core func $lowered (canon lower (func $get-directories)
+            (memory (core memory $libc "memory")) (realloc (core func $libc "realloc"))))
+          (core instance $host (export "get-directories" (func $lowered)))
+          (core instance $main (instantiate $main
+            (with "wasi:filesystem/preopens@0.2.0" (instance $stubs))
+            (with "host" (instance $host))
+            (with "libc" (instance $libc))))
+          (func (export "{prefix}stubbed") (result u32) (canon lift (core func $main "stubbed")))
+          (func (export "{prefix}asked") (result u32) (canon lift (core func $main "asked"))))"#
+    );
+    wat::parse_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[tokio::test]
+async fn a_crash_in_the_components_own_wasi_stub_is_named_and_real_wasi_answers() {
+    let dir = PluginDir::new();
+    dir.write("stubbed.wasm", wasi_stub_component(""));
+    // The same served on Winch first, as an 18 MiB Python component is.
+    dir.write("stubbed-large.wasm", large(wasi_stub_component("large-")));
+    let audit = dir.path().join("audit.jsonl");
+    let server = serve(
+        dir.path(),
+        Era::Handshake,
+        &["--no-watch", "--audit-log", audit.to_str().unwrap()],
+    )
+    .await;
+    for (plugin, prefix) in [("stubbed", ""), ("stubbed-large", "large-")] {
+        let crashed = server.call(&format!("{prefix}stubbed"), json!({})).await;
+        assert!(is_error(&crashed));
+        assert_eq!(
+            text(&crashed),
+            format!(
+                "plugin `{plugin}` crashed while running `{prefix}stubbed`: the plugin panicked (wasm \
+                 `unreachable` executed) in its own stub for `wasi:filesystem/preopens@0.2.0#get-directories`: \
+                 it was built with WASI replaced by functions that only trap (e.g. `componentize-py \
+                 --stub-wasi`), so the call never reached Warden and no grant changes that; built without \
+                 stubbing WASI, the call reaches Warden and is answered (a path that is not granted gets \
+                 an error: no such file or directory)"
+            )
+        );
+        // Asked of Warden, with nothing granted: no folder, and no trap.
+        let asked = server.call(&format!("{prefix}asked"), json!({})).await;
+        assert!(!is_error(&asked), "{asked:?}");
+        assert_eq!(text(&asked), "0");
+    }
+    server.stop().await;
+    let records = std::fs::read_to_string(&audit).unwrap();
+    let trap = records
+        .lines()
+        .find(|line| line.contains("\"outcome\":\"trap\""))
+        .unwrap_or_else(|| panic!("no trap recorded:\n{records}"));
+    assert!(
+        trap.contains("its own stub for `wasi:filesystem/preopens@0.2.0#get-directories`"),
+        "{trap}"
+    );
+}
+
 /// The residue test: each call scans all of its memory for the marker the
 /// previous call planted (in 192 separate runs of pages and in a static the
 /// data segment initialises), then plants it again. Answers 7 when memory

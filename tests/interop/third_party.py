@@ -105,9 +105,20 @@ FOLDERS = {
             ("exec", {"statements": "raise ValueError('nope')"}, "ValueError: nope"),
             # README "Memory limit": 100 MiB past the 40 MB limit (the manifest's).
             ("exec", {"statements": "global foo\nfoo = bytes(100 * 1024 * 1024)"}, "MemoryError"),
-            # Stub mode: every WASI import traps, so reading a file or the clock crashes the call.
+            # Stub mode: every WASI function is the component's own trap, so reading a file or
+            # the clock crashes the call before Warden is asked; the crash names the stub
+            # (third_party.sh checks that the same source built without stubs gets an OSError).
             ("eval", {"expression": "open('/etc/passwd').read()"},
-             "plugin `sandbox` crashed while running `eval`: the plugin panicked (wasm `unreachable` executed)"),
+             "plugin `sandbox` crashed while running `eval`: the plugin panicked (wasm `unreachable` executed)"
+             " in its own stub for `wasi:filesystem/preopens@0.2.0#get-directories`: it was built with WASI"
+             " replaced by functions that only trap (e.g. `componentize-py --stub-wasi`), so the call never"
+             " reached Warden and no grant changes that; built without stubbing WASI, the call reaches Warden"
+             " and is answered (a path that is not granted gets an error: no such file or directory)"),
+            ("eval", {"expression": "__import__('time').time()"},
+             "plugin `sandbox` crashed while running `eval`: the plugin panicked (wasm `unreachable` executed)"
+             " in its own stub for `wasi:clocks/wall-clock@0.2.0#now`: it was built with WASI replaced by"
+             " functions that only trap (e.g. `componentize-py --stub-wasi`), so the call never reached Warden"
+             " and no grant changes that; built without stubbing WASI, the call reaches Warden and is answered"),
         ],
         # (tool, arguments, the name the refusal must contain)
         "refused": [

@@ -168,6 +168,29 @@ description = "Runs Python statements in a fresh interpreter; succeeds with no v
 EOF
 record sandbox "$plugins/sandbox.wasm"
 
+# The same published source built without `--stub-wasi`, called with no grant: a file
+# access asks Warden's WASI, which has no folder to give, and Python raises OSError
+# (FileNotFoundError), as under `wasmtime run` with no preopens — where the stub build
+# above crashes in its own stub (third_party.py checks that crash's text).
+echo "== componentize-py 0.25.1 (WASI not stubbed): the same source, no grant"
+cp -R "$src/componentize_py-0.25.1/examples/sandbox" "$build/sandbox-wasi"
+timed sandbox-wasi bash -c 'cd "$1" && "$2" -d sandbox.wit componentize guest -o sandbox.wasm >/dev/null' _ \
+  "$build/sandbox-wasi" "$componentize"
+record sandbox-wasi "$build/sandbox-wasi/sandbox.wasm"
+while IFS='|' read -r expression path; do
+  arguments="$("$python" -c 'import json, sys; print(json.dumps({"expression": sys.argv[1]}))' "$expression")"
+  got="$("$warden" call "$build/sandbox-wasi/sandbox.wasm" eval "$arguments" </dev/null 2>/dev/null || true)"
+  case "$got" in
+    *"\"text\": \"FileNotFoundError: [Errno 44] No such file or directory: '$path'\""*)
+      echo "ok   without stubs, eval $expression raises FileNotFoundError" ;;
+    *) echo "FAIL: without stubs, eval $expression answered: $got"; exit 1 ;;
+  esac
+done <<'EOF'
+open('/nonexistent')|/nonexistent
+__import__('os').listdir('/')|/
+open('/etc/passwd')|/etc/passwd
+EOF
+
 # readme_block README LANG N: the Nth ```LANG fenced block of README.
 readme_block() {
   awk -v lang='```'"$2" -v want="$3" '$0 == lang { n++; if (n == want) { inside = 1; next } }

@@ -29,6 +29,7 @@ use warden_runtime::mounts::PinnedMounts;
 use warden_runtime::naming;
 use warden_runtime::pinned::canonical_as_far_as_exists;
 use warden_runtime::secrets::Redactor;
+use warden_runtime::wasi_stubs::WasiStubs;
 use warden_runtime::{self as runtime, CallContext, Prepared, Runtime, SandboxSettings, Tier};
 
 /// The contract, as messages name it (every served version: see `contract::VERSIONS`).
@@ -279,7 +280,8 @@ impl Loader {
                 tasks: manifest.tasks.clone(),
                 redactor,
             },
-        );
+        )
+        .with_wasi_stubs(WasiStubs::of(&bytes));
         let plugin_name: Arc<str> = name.into();
         let declared = match &plain {
             // A plain component's tools follow from its types: nothing to ask.

@@ -34,6 +34,7 @@ pub mod output;
 pub mod sandbox;
 pub mod spare;
 pub mod tls;
+pub mod wasi_stubs;
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -91,6 +92,9 @@ pub struct Prepared {
     pub concurrency: Semaphore,
     /// Its next sandbox, when one was instantiated ahead (see `spare.rs`).
     pub spare: Arc<SpareSlot>,
+    /// The WASI functions the component stubbed out itself, to name the
+    /// one a crash happened in (see `wasi_stubs.rs`).
+    pub wasi_stubs: wasi_stubs::WasiStubs,
 }
 
 impl Prepared {
@@ -101,7 +105,14 @@ impl Prepared {
             settings: Arc::new(settings),
             concurrency,
             spare: Arc::default(),
+            wasi_stubs: wasi_stubs::WasiStubs::default(),
         }
+    }
+
+    /// The same, knowing the component's own WASI stubs (`WasiStubs::of` its bytes).
+    pub fn with_wasi_stubs(mut self, stubs: wasi_stubs::WasiStubs) -> Self {
+        self.wasi_stubs = stubs;
+        self
     }
 }
 
@@ -424,7 +435,7 @@ impl Runtime {
                 Err(CallFailure::TooMuchData { output: limits.output })
             }
             Ok(Err(error)) => Err(CallFailure::Trap {
-                message: trap_message(&error, &sandbox.redactor),
+                message: trap_message(&error, &sandbox.redactor, &plugin.wasi_stubs),
                 stderr_tail: sandbox.stderr.crash_summary(&sandbox.redactor),
                 // Recorded through the redactor already (`Denials::record`).
                 refused: timings.denials.first().cloned(),
@@ -505,7 +516,12 @@ fn is_out_of_fuel(error: &wasmtime::Error) -> bool {
     error.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel)
 }
 
-fn trap_message(error: &wasmtime::Error, redactor: &secrets::Redactor) -> String {
+fn trap_message(error: &wasmtime::Error, redactor: &secrets::Redactor, stubs: &wasi_stubs::WasiStubs) -> String {
+    // A WASI function the component replaced with a trap of its own: the
+    // call never reached the host, and the bare trap would not say so.
+    if let Some(stubbed) = stubs.trapped_in(error) {
+        return stubbed.describe();
+    }
     let header_limit = error.chain().any(|cause| {
         matches!(
             cause.downcast_ref::<wasmtime_wasi_http::FieldMapError>(),
