@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::record::{TaskRecord, now_ms};
-use super::store::{Bounds, Control, Expired, Put, Refusal, SWEEP_BATCH, Seen};
+use super::store::{Bounds, Control, Expired, MAX_UNREPORTED, Put, Refusal, SWEEP_BATCH, Seen, Swept};
 
 pub struct MemoryStore {
     inner: Mutex<Inner>,
@@ -22,9 +22,10 @@ struct Inner {
     /// Bytes counted for every entry (`Entry::charge`), and for each caller's.
     bytes: usize,
     by_caller: HashMap<String, usize>,
-    /// Swept since the last `MemoryStore::sweep` took them; at most as
-    /// many as the store held.
+    /// Swept since the last `MemoryStore::sweep` took them, at most
+    /// `MAX_UNREPORTED`; past it, counted in `unreported` instead.
     expired: Vec<Expired>,
+    unreported: usize,
 }
 
 struct Entry {
@@ -197,17 +198,23 @@ impl MemoryStore {
         Ok(())
     }
 
-    pub(super) fn cancel(&self, id: &str) {
-        if let Some(entry) = self.lock().tasks.get_mut(id) {
-            entry.cancel = true;
+    /// True the first time it is asked.
+    pub(super) fn cancel(&self, id: &str) -> bool {
+        match self.lock().tasks.get_mut(id) {
+            Some(entry) => !std::mem::replace(&mut entry.cancel, true),
+            None => false,
         }
     }
 
-    pub(super) fn sweep(&self) -> Vec<Expired> {
+    /// Everything expired since the last sweep: it is all in memory
+    /// already, so one sweep always catches up.
+    pub(super) fn sweep(&self) -> Swept {
         let mut inner = self.lock();
         inner.sweep(now_ms());
-        let take = inner.expired.len().min(SWEEP_BATCH);
-        inner.expired.drain(..take).collect()
+        Swept {
+            expired: std::mem::take(&mut inner.expired),
+            unreported: std::mem::take(&mut inner.unreported),
+        }
     }
 
     pub(super) fn control(&self, id: &str) -> Control {
@@ -266,6 +273,10 @@ impl Inner {
         for id in gone {
             let entry = self.tasks.remove(&id).expect("listed above");
             self.recharge(&entry.record.caller, entry.charge, 0);
+            if self.expired.len() >= MAX_UNREPORTED {
+                self.unreported += 1;
+                continue;
+            }
             self.expired.push(Expired {
                 id,
                 plugin: entry.record.plugin,

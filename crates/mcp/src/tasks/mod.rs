@@ -39,7 +39,7 @@ use sha2::{Digest, Sha256};
 use crate::interaction::SharedUses;
 use driver::TaskDriver;
 use record::{TaskRecord, now_ms};
-use store::{Bounds, Refusal, TaskStore};
+use store::{Bounds, MAX_UNREPORTED, Refusal, Swept, TaskStore};
 use warden_runtime::audit::{self, TaskEvent};
 use warden_runtime::audit_log::AuditLog;
 
@@ -55,8 +55,11 @@ pub const LEASE: Duration = Duration::from_secs(5);
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// Tasks one caller may have running on one replica at once.
 pub const MAX_RUNNING_PER_CALLER: usize = 16;
-/// How often expired tasks are looked for (`Tasks::sweep`).
+/// How often tasks whose lease ran out are looked for (`Tasks::sweep`).
 pub const SWEEP_EVERY: Duration = Duration::from_secs(5);
+/// How often expired tasks are looked for: each `expired` event is written
+/// within this (and a sweep's budget) of its task's `ttlMs`.
+pub const EXPIRY_SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// Which task an event is about.
 pub(crate) struct TaskEventOf<'a> {
@@ -118,8 +121,8 @@ impl Tasks {
 
     /// Writes `failed` into the tasks whose runner's lease ran out (its
     /// replica died) and reports them, then the tasks whose `ttlMs` ended
-    /// (`expired`): each once, by one replica's sweep. `spawn_sweeper` runs
-    /// it every `SWEEP_EVERY`. Returns how many of each it reported.
+    /// (`expired`): each once, by one replica's sweep (`spawn_sweeper` runs
+    /// them on their own schedules). Returns how many of each it reported.
     pub async fn sweep(&self) -> (usize, usize) {
         (self.fail_lapsed().await, self.sweep_expired().await)
     }
@@ -148,7 +151,10 @@ impl Tasks {
 
     async fn sweep_expired(&self) -> usize {
         match self.store.sweep().await {
-            Ok(expired) => {
+            Ok(Swept { expired, unreported }) => {
+                if unreported > 0 {
+                    self.unreported(unreported);
+                }
                 for task in &expired {
                     let of = TaskEventOf {
                         id: &task.id,
@@ -167,16 +173,47 @@ impl Tasks {
         }
     }
 
-    /// Sweeps in the background for as long as `tasks` lives elsewhere.
+    /// Expired tasks past the backlog's bound (`MAX_UNREPORTED`): one audit
+    /// line and metric for all of them, instead of memory for each.
+    fn unreported(&self, count: usize) {
+        tracing::warn!("{count} expired tasks were past the backlog of {MAX_UNREPORTED}: reported together");
+        if let Some(metrics) = warden_runtime::metrics::get() {
+            for _ in 0..count {
+                metrics.task_event("", "expired_unreported");
+            }
+        }
+        let Some(log) = self.audit.as_deref() else { return };
+        let detail = format!(
+            "{count} tasks expired past the backlog of {MAX_UNREPORTED} awaiting their events: not reported one by one"
+        );
+        log.record(&TaskEvent {
+            time: audit::now(),
+            task: "",
+            plugin: "",
+            tool: "",
+            principal: None,
+            task_event: "expired_unreported",
+            replica: &self.replica,
+            detail: Some(&detail),
+        });
+    }
+
+    /// Sweeps in the background for as long as `tasks` lives elsewhere:
+    /// expired tasks every `EXPIRY_SWEEP_EVERY`, lapsed leases every
+    /// `SWEEP_EVERY`.
     pub fn spawn_sweeper(tasks: &Arc<Tasks>) {
         let weak = Arc::downgrade(tasks);
+        let lapsed_every = (SWEEP_EVERY.as_millis() / EXPIRY_SWEEP_EVERY.as_millis()).max(1) as u64;
         tokio::spawn(async move {
-            let mut every = tokio::time::interval(SWEEP_EVERY);
+            let mut every = tokio::time::interval(EXPIRY_SWEEP_EVERY);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
+            for round in 0u64.. {
                 every.tick().await;
                 let Some(tasks) = weak.upgrade() else { return };
-                tasks.sweep().await;
+                if round % lapsed_every == 0 {
+                    tasks.fail_lapsed().await;
+                }
+                tasks.sweep_expired().await;
             }
         });
     }
@@ -303,17 +340,22 @@ impl Tasks {
         if record.is_terminal() {
             return Ok(());
         }
-        self.store
+        // Audited once a task, by the replica that asked first: a client
+        // repeating `tasks/cancel` writes nothing more.
+        let first = self
+            .store
             .cancel(id, record.expires_ms())
             .await
             .map_err(|e| unavailable(&e))?;
-        let of = TaskEventOf {
-            id,
-            plugin: &record.plugin,
-            tool: &record.tool,
-            principal: principal_of(caller),
-        };
-        self.event(of, "cancel_requested", None);
+        if first {
+            let of = TaskEventOf {
+                id,
+                plugin: &record.plugin,
+                tool: &record.tool,
+                principal: principal_of(caller),
+            };
+            self.event(of, "cancel_requested", None);
+        }
         let local = self.running().get(id).cloned();
         if let Some(driver) = local {
             driver.cancel_now();
@@ -376,6 +418,6 @@ pub(crate) fn new_id() -> Result<String, McpError> {
 }
 
 #[cfg(test)]
-mod redis_outage_tests;
+mod redis_tests;
 #[cfg(test)]
 mod tests;

@@ -22,7 +22,7 @@ use warden_runtime::secrets::SecretAddress;
 
 use super::health::{SLOW_CALL, StoreHealth};
 use super::record::{TaskRecord, now_ms};
-use super::store::{Bounds, Control, Expired, Put, Refusal, SWEEP_BATCH, Seen};
+use super::store::{Bounds, Control, Expired, MAX_UNREPORTED, Put, Refusal, SWEEP_BATCH, SWEEP_BUDGET, Seen, Swept};
 
 /// How long one Redis command may take before the store counts as unavailable.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -189,34 +189,66 @@ impl RedisStore {
 
     /// Takes expired tasks off the index: the replica whose `ZREM` removes
     /// a member is the one that reports it (their records expire by
-    /// themselves, with `PX`).
-    pub async fn sweep(&self) -> Result<Vec<Expired>> {
+    /// themselves, with `PX`). Goes round, `SWEEP_BATCH` at a time, until
+    /// caught up or `SWEEP_BUDGET` is spent; a backlog still past
+    /// `MAX_UNREPORTED` then loses its oldest members, counted.
+    pub async fn sweep(&self) -> Result<Swept> {
         let mut connection = self.connection.clone();
-        let members: Vec<String> = redis::cmd("ZRANGEBYSCORE")
-            .arg(ALL_KEY)
-            .arg("-inf")
-            .arg(now_ms())
-            .arg("LIMIT")
-            .arg(0)
-            .arg(SWEEP_BATCH)
-            .query_async(&mut connection)
-            .await
-            .context("cannot read the task index")?;
-        let mut expired = Vec::new();
-        for member in members {
-            let removed: usize = redis::cmd("ZREM")
+        let started = std::time::Instant::now();
+        let mut swept = Swept::default();
+        loop {
+            let now = now_ms();
+            let members: Vec<String> = redis::cmd("ZRANGEBYSCORE")
                 .arg(ALL_KEY)
-                .arg(&member)
+                .arg("-inf")
+                .arg(now)
+                .arg("LIMIT")
+                .arg(0)
+                .arg(SWEEP_BATCH)
+                .query_async(&mut connection)
+                .await
+                .context("cannot read the task index")?;
+            if members.is_empty() {
+                return Ok(swept);
+            }
+            let mut pipe = redis::pipe();
+            for member in &members {
+                pipe.zrem(ALL_KEY, member);
+            }
+            let removed: Vec<usize> = pipe
                 .query_async(&mut connection)
                 .await
                 .context("cannot update the task index")?;
-            if removed == 1
-                && let Ok((id, plugin, tool)) = serde_json::from_str::<(String, String, String)>(&member)
-            {
-                expired.push(Expired { id, plugin, tool });
+            for (member, removed) in members.iter().zip(removed) {
+                if removed == 1
+                    && let Ok((id, plugin, tool)) = serde_json::from_str::<(String, String, String)>(member)
+                {
+                    swept.expired.push(Expired { id, plugin, tool });
+                }
+            }
+            if members.len() < SWEEP_BATCH {
+                return Ok(swept);
+            }
+            if started.elapsed() >= SWEEP_BUDGET {
+                let backlog: usize = redis::cmd("ZCOUNT")
+                    .arg(ALL_KEY)
+                    .arg("-inf")
+                    .arg(now)
+                    .query_async(&mut connection)
+                    .await
+                    .context("cannot read the task index")?;
+                if backlog > MAX_UNREPORTED {
+                    swept.unreported = redis::cmd("ZREMRANGEBYRANK")
+                        .arg(ALL_KEY)
+                        .arg(0)
+                        .arg(backlog - MAX_UNREPORTED - 1)
+                        .query_async(&mut connection)
+                        .await
+                        .context("cannot update the task index")?;
+                }
+                return Ok(swept);
             }
         }
-        Ok(expired)
     }
 
     pub async fn get(&self, id: &str) -> Result<Option<Seen>> {
@@ -338,16 +370,19 @@ impl RedisStore {
             .context("the task store did not take the answers")
     }
 
-    pub async fn cancel(&self, id: &str, expires_ms: u64) -> Result<()> {
+    /// True for the replica whose `SET NX` asked it first.
+    pub async fn cancel(&self, id: &str, expires_ms: u64) -> Result<bool> {
         let mut connection = self.connection.clone();
-        redis::cmd("SET")
+        let set: Option<String> = redis::cmd("SET")
             .arg(format!("{}:cancel", record_key(id)))
             .arg(1)
+            .arg("NX")
             .arg("PX")
             .arg(left(expires_ms))
-            .query_async::<()>(&mut connection)
+            .query_async(&mut connection)
             .await
-            .context("the task store did not take the cancel request")
+            .context("the task store did not take the cancel request")?;
+        Ok(set.is_some())
     }
 
     pub async fn control(&self, id: &str) -> Result<Control> {

@@ -72,8 +72,23 @@ pub struct Expired {
     pub tool: String,
 }
 
-/// Expired tasks reported by one sweep at most; the next sweep takes the rest.
+/// Tasks one round of a sweep takes; a sweep goes round until it has
+/// caught up, or `SWEEP_BUDGET` is spent.
 pub const SWEEP_BATCH: usize = 256;
+/// How long one sweep of expired tasks may go on.
+pub const SWEEP_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);
+/// Expired tasks waiting for their `expired` event, at most: past it the
+/// oldest are counted instead (`Swept::unreported`), never held.
+pub const MAX_UNREPORTED: usize = 16_384;
+
+/// What one sweep of expired tasks found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// Each reported once, by one replica.
+    pub expired: Vec<Expired>,
+    /// Past `MAX_UNREPORTED`: expired without an event of their own.
+    pub unreported: usize,
+}
 
 /// A record as a reader sees it, with the keys already answered.
 pub struct Seen {
@@ -100,7 +115,7 @@ impl TaskStore {
     }
 
     /// Drops the records whose `ttlMs` ended and says which they were.
-    pub async fn sweep(&self) -> Result<Vec<Expired>> {
+    pub async fn sweep(&self) -> Result<Swept> {
         match self {
             TaskStore::Memory(store) => Ok(store.sweep()),
             TaskStore::Redis(store) => store.health.noted(store.sweep(), Result::is_err).await,
@@ -159,12 +174,10 @@ impl TaskStore {
         }
     }
 
-    pub async fn cancel(&self, id: &str, expires_ms: u64) -> Result<()> {
+    /// Asks the runner to cancel; true the first time it is asked.
+    pub async fn cancel(&self, id: &str, expires_ms: u64) -> Result<bool> {
         match self {
-            TaskStore::Memory(store) => {
-                store.cancel(id);
-                Ok(())
-            }
+            TaskStore::Memory(store) => Ok(store.cancel(id)),
             TaskStore::Redis(store) => store.health.noted(store.cancel(id, expires_ms), Result::is_err).await,
         }
     }

@@ -95,8 +95,11 @@ async fn another_caller_cannot_get_update_or_cancel_a_real_task() {
     let hers = tasks.get("alices-task", "oauth-sub:alice").await.unwrap();
     assert_eq!(hers.task.status(), TaskStatus::InputRequired);
 
-    // Its owner's cancel is acknowledged and audited as requested, with her name.
-    tasks.cancel("alices-task", "oauth-sub:alice").await.unwrap();
+    // Its owner's cancel is acknowledged and audited as requested, with her name — once,
+    // however often she asks (before: a line for each, 60–123 a task).
+    for _ in 0..60 {
+        tasks.cancel("alices-task", "oauth-sub:alice").await.unwrap();
+    }
     assert!(tasks.store().control("alices-task").await.unwrap().cancel);
     let events = task_events(&path);
     assert_eq!(events.len(), 1, "{events:?}");
@@ -171,5 +174,41 @@ async fn a_result_that_does_not_fit_fails_its_task_with_the_reason_once() {
             ("completed".to_string(), None),
             ("failed".to_string(), Some(why.to_string())),
         ]
+    );
+}
+
+/// Tasks' sweep writes an `expired` line for every task that expired since the last one, and
+/// a backlog past its bound as one line with the count.
+#[tokio::test]
+async fn every_expired_task_is_audited_by_one_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let audit = Arc::new(AuditLog::open(&path, false).unwrap());
+    let bounds = Bounds {
+        per_caller: usize::MAX,
+        total: usize::MAX,
+        ..Bounds::default()
+    };
+    let tasks = Tasks::new(TaskStore::memory(bounds), "warden-0".into(), Some(audit));
+    for n in 0..2_102 {
+        let mut old = working(&format!("t{n}"), "", now_ms() + 60_000);
+        old.created_ms = now_ms() - 10;
+        old.ttl_ms = 1;
+        assert!(tasks.store().create(&old).await.is_ok(), "t{n}");
+    }
+    assert_eq!(tasks.sweep().await, (0, 2_102));
+    let events = task_events(&path);
+    assert_eq!(events.len(), 2_102);
+    assert!(events.iter().all(|e| e["task_event"] == "expired"));
+
+    tasks.unreported(100);
+    let last = task_events(&path).pop().unwrap();
+    assert_eq!(last["task_event"], "expired_unreported");
+    assert!(
+        last["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("100 tasks expired past the backlog of 16384"),
+        "{last}"
     );
 }

@@ -1,7 +1,8 @@
-//! A task whose store stalls as it ends, against a real redis-server this test starts on
-//! 127.0.0.1 (Debian's, as `tests/interop/tasks_replicas.sh` uses): the finding was a result
-//! lost and audited twice (`created, completed, failed`) when Redis stalled for 8 s as a
-//! 4 s task ended, and a tool held up by its heartbeat.
+//! The Redis task store against a real redis-server each test starts on 127.0.0.1 (Debian's,
+//! as `tests/interop/tasks_replicas.sh` uses): a task whose store stalls as it ends (the
+//! finding: a result lost and audited twice, `created, completed, failed`, when Redis stalled
+//! for 8 s as a 4 s task ended, and a tool held up by its heartbeat), and expired tasks'
+//! events keeping up with tasks made faster than one sweep round takes.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{TaskPayload, TaskStatus};
 use serde_json::{Value, json};
+use sha2::Digest as _;
 use tokio_util::sync::CancellationToken;
 use warden_runtime::audit_log::AuditLog;
 use warden_runtime::secrets::SecretAddress;
@@ -77,19 +79,42 @@ impl Drop for Redis {
     }
 }
 
-// The test's own audit log in its temporary folder.
+// The test's own audit logs in its temporary folder.
 #[allow(clippy::disallowed_methods)]
-fn events(path: &std::path::Path) -> Vec<String> {
+fn records(path: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
-        .map(|line| {
-            serde_json::from_str::<Value>(line).unwrap()["task_event"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
         .collect()
+}
+
+fn events(path: &std::path::Path) -> Vec<String> {
+    records(path)
+        .iter()
+        .map(|record| record["task_event"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn draft(id: &str, ttl_ms: u64) -> TaskRecord {
+    let now = now_ms();
+    TaskRecord {
+        id: id.into(),
+        caller: String::new(),
+        plugin: "p".into(),
+        tool: "slow".into(),
+        status: TaskStatus::Working,
+        status_message: None,
+        created_ms: now,
+        updated_ms: now,
+        ttl_ms,
+        poll_ms: 500,
+        input_requests: None,
+        result: None,
+        error: None,
+        replica: "r1".into(),
+        lease_until_ms: 0,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,25 +134,12 @@ async fn a_task_that_ends_while_redis_stalls_is_written_and_audited_once_when_it
         audit(&log2),
     ));
 
-    let now = now_ms();
-    let draft = TaskRecord {
-        id: "outlived-the-stall".into(),
-        caller: String::new(),
-        plugin: "p".into(),
-        tool: "slow".into(),
-        status: TaskStatus::Working,
-        status_message: None,
-        created_ms: now,
-        updated_ms: now,
-        ttl_ms: 120_000,
-        poll_ms: 500,
-        input_requests: None,
-        result: None,
-        error: None,
-        replica: "r1".into(),
-        lease_until_ms: 0,
-    };
-    let driver = TaskDriver::new(r1.clone(), draft, None, CancellationToken::new());
+    let driver = TaskDriver::new(
+        r1.clone(),
+        draft("outlived-the-stall", 120_000),
+        None,
+        CancellationToken::new(),
+    );
     driver.create(None).await.unwrap();
     driver.spawn_heartbeat();
 
@@ -201,4 +213,66 @@ async fn a_task_that_ends_while_redis_stalls_is_written_and_audited_once_when_it
         "audited once, after it was durable"
     );
     assert!(events(&log2).is_empty(), "{:?}", events(&log2));
+}
+
+/// Finding: at 105 tasks/s with 2 s lifetimes, 822 of 2 102 tasks had no `expired` event 8 s
+/// later (a sweep took 256 every 5 s). Now two replicas' sweepers, as `serve` runs them, write
+/// every one, once, within 5 s of its expiry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_events_keep_up_with_tasks_made_faster_than_a_sweep_round() {
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (log1, log2) = (dir.path().join("r1.jsonl"), dir.path().join("r2.jsonl"));
+    let audit = |path| Some(Arc::new(AuditLog::open(path, false).unwrap()));
+    let r1 = Arc::new(Tasks::new(
+        TaskStore::Redis(redis.store().await),
+        "r1".into(),
+        audit(&log1),
+    ));
+    let r2 = Arc::new(Tasks::new(
+        TaskStore::Redis(redis.store().await),
+        "r2".into(),
+        audit(&log2),
+    ));
+    Tasks::spawn_sweeper(&r1);
+    Tasks::spawn_sweeper(&r2);
+
+    // 2 102 tasks of 2 s, 105 a second (21 every 200 ms), each ended at once as a quick task is.
+    let mut expiries = std::collections::HashMap::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    for batch in 0..101 {
+        tick.tick().await;
+        for n in 0..21 {
+            if expiries.len() == 2_102 {
+                break;
+            }
+            let mut record = draft(&format!("t{batch}-{n}"), 2_000);
+            record.status = TaskStatus::Completed;
+            record.caller = format!("caller{n}");
+            r1.store()
+                .create(&record)
+                .await
+                .unwrap_or_else(|_| panic!("{}", record.id));
+            let digest: String = sha2::Sha256::digest(record.id.as_bytes())
+                .iter()
+                .take(8)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            expiries.insert(digest, record.expires_ms());
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(8)).await;
+
+    let mut seen = std::collections::HashMap::new();
+    let mut worst = 0f64;
+    for record in records(&log1).into_iter().chain(records(&log2)) {
+        assert_eq!(record["task_event"], "expired", "{record}");
+        let task = record["task"].as_str().unwrap().to_string();
+        let lag = record["time"].as_f64().unwrap() - expiries[&task] as f64 / 1000.0;
+        worst = worst.max(lag);
+        *seen.entry(task).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), 2_102, "every task's expiry is reported");
+    assert!(seen.values().all(|n| *n == 1), "each once, by one replica");
+    assert!(worst < 5.0, "an expired event {worst:.2} s after its task expired");
 }
