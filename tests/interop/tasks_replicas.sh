@@ -11,7 +11,10 @@
 #    the replica, within the lease (5 s), and one sweep writes that, once, into the record
 #    and its replica's audit log;
 # 3. SIGTERM of a replica running two tasks with --shutdown-grace 3s: the short one completes,
-#    the long one is marked `failed` ("shut down before it finished"), the replica exits 0.
+#    the long one is marked `failed` ("shut down before it finished"), the replica exits 0;
+# 4. Redis stalled (SIGSTOP) for 8 s as a 4 s task ends: the tool's work is not held up, the
+#    task reads `completed` with its result once Redis is back, and its audit is `created`,
+#    `completed` — once, no `failed` from any replica's sweep.
 #
 # Installs redis-server and nginx with apt-get when missing (CI runs as root). Everything it
 # writes is under target/interop/tasks-replicas. WARDEN_BIN=<path> uses that binary.
@@ -146,6 +149,24 @@ stored=$(redis-cli -p "$redis_port" get "warden:task:$id" | "$python" -c 'import
 [ "$stored" = failed ] || { echo "FAIL: the stored record is $stored"; exit 1; }
 echo "ok   one sweep wrote it failed, in Redis and once in the audit log: $(printf '%s' "$swept" | "$python" -c 'import json, sys; r = json.load(sys.stdin); print(r["replica"], r["detail"][:60])')"
 start r2
+
+echo "== Redis stalled for 8 s as a 4 s task ends"
+stalled=$(driver start "$lb" "$(replicas)" r1 slow_compute '{"seconds": 4, "label": "stall"}')
+sleep 1
+kill -STOP "${other_pids[0]}"
+sleep 8
+kill -CONT "${other_pids[0]}"
+driver wait "$lb" "$(replicas)" r2 "$stalled" completed 20
+sleep 7  # past a whole lease with the store back: no sweep may fail it
+digest=$("$python" -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16])' "$stalled")
+events=$(cat "$work"/r[123].audit.jsonl | grep "\"task\":\"$digest\"" |
+  "$python" -c 'import json, sys; print(" ".join(json.loads(l)["task_event"] for l in sys.stdin))')
+[ "$events" = "created completed" ] || { echo "FAIL: the stalled task's audit is: $events"; exit 1; }
+worked=$(grep '"target":"slow_compute"' "$work/r1.audit.jsonl" | grep -v '"phase"' | tail -1 |
+  "$python" -c 'import json, sys; print(json.load(sys.stdin)["duration_ms"])')
+"$python" -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 6000 else 1)' "$worked" ||
+  { echo "FAIL: the tool took $worked ms around the stall"; exit 1; }
+echo "ok   audited once after Redis came back: $events; the tool's call took $worked ms"
 
 echo "== SIGTERM of a replica running two tasks (--shutdown-grace 3s)"
 short=$(driver start "$lb" "$(replicas)" r1 slow_compute '{"seconds": 1.5, "label": "short"}')
