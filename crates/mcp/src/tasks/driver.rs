@@ -118,6 +118,12 @@ impl TaskDriver {
         self.wake.notify_one();
     }
 
+    /// Answers taken from the store and not yet handed to a round.
+    #[cfg(test)]
+    pub(crate) fn buffered_answers(&self) -> usize {
+        self.answers.lock().expect("answers lock").len()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, TaskRecord> {
         self.record.lock().expect("task record lock")
     }
@@ -233,7 +239,17 @@ impl TaskDriver {
                     self.cancel.cancel();
                 }
                 if !control.answers.is_empty() {
-                    self.answers.lock().expect("answers lock").extend(control.answers);
+                    // Only what is asked now: an answer that comes after its
+                    // round ended would otherwise stay here until the task
+                    // ends, unbounded across rounds.
+                    let asked: Vec<String> = self
+                        .lock()
+                        .input_requests
+                        .as_ref()
+                        .map(|asked| asked.keys().cloned().collect())
+                        .unwrap_or_default();
+                    let now_asked = control.answers.into_iter().filter(|(key, _)| asked.contains(key));
+                    self.answers.lock().expect("answers lock").extend(now_asked);
                 }
             }
             Err(error) => tracing::debug!(plugin = %self.plugin, "cannot read a task's control: {error:#}"),

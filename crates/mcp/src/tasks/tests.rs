@@ -212,3 +212,19 @@ async fn every_expired_task_is_audited_by_one_sweep() {
         "{last}"
     );
 }
+
+/// An answer that reaches the runner after its round ended (or for nothing it asks) is not
+/// kept: before, the runner held every such answer until the task ended.
+#[tokio::test]
+async fn answers_to_nothing_asked_now_are_not_held_by_the_runner() {
+    let tasks = Arc::new(Tasks::in_memory("warden-0".into(), None));
+    let (driver, _) = running(&tasks, "asking").await;
+    let late = std::collections::BTreeMap::from([("1.gone".to_string(), json!({"action": "accept"}))]);
+    tasks.store().answer("asking", late, now_ms() + 60_000).await.unwrap();
+    driver.heartbeat().await;
+    assert_eq!(driver.buffered_answers(), 0);
+    assert!(
+        tasks.store().control("asking").await.unwrap().answers.is_empty(),
+        "taken from the store too"
+    );
+}
