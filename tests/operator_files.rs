@@ -21,10 +21,7 @@ fn mkfifo(path: &Path) {
 /// Runs `warden ARGS` with nothing on stdin; fails the test if it waits (on
 /// a FIFO with no writer) or succeeds; returns what it said on stderr.
 async fn refused_at_once(args: &[&std::ffi::OsStr]) -> String {
-    let ran = support::warden()
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output();
+    let ran = support::warden().args(args).stdin(std::process::Stdio::null()).output();
     let output = tokio::time::timeout(Duration::from_secs(60), ran)
         .await
         .unwrap_or_else(|_| panic!("`warden {args:?}` waited on a FIFO"))

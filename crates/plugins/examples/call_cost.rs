@@ -24,7 +24,8 @@
 //!   (tiering on): Winch's baseline code, which these calls then run on (no
 //!   reconciler moves the plugin onto the optimised code compiled meanwhile).
 
-#![allow(clippy::disallowed_macros)] // a benchmark printing its own figures
+#![allow(clippy::disallowed_macros)]
+// a benchmark printing its own figures
 
 // A measurement reads the files it is pointed at freely; the one opener
 // (bounded_file) is for what Warden serves.
