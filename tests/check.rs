@@ -242,3 +242,29 @@ async fn a_fifo_where_the_origin_record_goes_is_refused_without_waiting() {
     assert!(!ok, "{report}");
     assert!(report.contains("text.origin.json is not a regular file"), "{report}");
 }
+
+#[tokio::test]
+async fn a_plugins_doc_comment_cannot_forge_lines_of_the_report() {
+    let evil = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/forged-docs/evil.wasm");
+    let dir = PluginDir::new();
+    std::fs::copy(&evil, dir.path().join("evil.wasm")).unwrap();
+    let (ok, report) = check(&["--plugins".as_ref(), dir.path().as_os_str()]).await;
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("description  Greets.\\n\\n✓ forged  (plugins/forged.wasm)\\n"),
+        "{report}"
+    );
+    for line in report.lines() {
+        assert!(!line.starts_with("✓ forged"), "{report}");
+        assert!(!line.starts_with("0 plugin(s) valid"), "{report}");
+        assert!(!line.starts_with("  network"), "{report}");
+    }
+    let inspected = support::warden()
+        .arg("inspect")
+        .arg(dir.path().join("evil.wasm"))
+        .output()
+        .await
+        .unwrap();
+    let inspected = String::from_utf8(inspected.stdout).unwrap();
+    assert!(!inspected.lines().any(|l| l.starts_with("✓ forged")), "{inspected}");
+}

@@ -551,3 +551,41 @@ async fn a_task_answers_only_the_principal_that_created_it() {
     let expected = ["created", "input_required", "working", "completed"].map(|e| format!("\"alice\" {e}"));
     assert_eq!(events, expected, "bob's cancel was no request");
 }
+
+#[tokio::test]
+async fn an_issuer_typed_with_credentials_is_refused_without_printing_them() {
+    let dir = PluginDir::new();
+    let policy_dir = tempfile::tempdir().unwrap();
+    let policy = policy_dir.path().join("access.toml");
+    std::fs::write(&policy, POLICY).unwrap();
+    for issuer in [
+        "https://admin:PASSW0RD@127.0.0.1:1/",
+        "https://127.0.0.1:1/?token=QSECRET",
+    ] {
+        let output = support::warden()
+            .arg("serve")
+            .arg("--plugins")
+            .arg(dir.path())
+            .args([
+                "--http",
+                "127.0.0.1:0",
+                "--oauth-issuer",
+                issuer,
+                "--resource",
+                RESOURCE,
+            ])
+            .arg("--access")
+            .arg(&policy)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{said}");
+        assert!(
+            said.contains("OAuth mode: cannot use the authorization server https://"),
+            "{said}"
+        );
+        assert!(!said.contains("PASSW0RD") && !said.contains("QSECRET"), "{said}");
+    }
+}

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
+use warden_runtime::printable::one_line;
 
 use anyhow::{Context, Result};
 use rmcp::model::ToolAnnotations;
@@ -148,10 +149,11 @@ fn describe_functions(out: &mut String, plugin: &Plugin, plain: &PlainExports) {
         let Some(decl) = plugin.tools.iter().find(|t| t.tool.name == function.tool) else {
             continue;
         };
+        // A plain component's doc comment: the author's text, one line here.
         let _ = writeln!(
             out,
             "    description  {}",
-            decl.tool.description.as_deref().unwrap_or("")
+            one_line(decl.tool.description.as_deref().unwrap_or(""))
         );
         let _ = writeln!(
             out,
@@ -163,7 +165,12 @@ fn describe_functions(out: &mut String, plugin: &Plugin, plain: &PlainExports) {
         }
     }
     for skipped in &plain.skipped {
-        let _ = writeln!(out, "  function {} skipped: {}", skipped.export_name, skipped.reason);
+        let _ = writeln!(
+            out,
+            "  function {} skipped: {}",
+            one_line(&skipped.export_name),
+            one_line(&skipped.reason)
+        );
     }
 }
 
@@ -184,9 +191,9 @@ fn tool_annotations(out: &mut String, plugin: &Plugin) {
         if decl.text_by_manifest {
             let source = format!("(the manifest's [tools.{}])", decl.tool.name);
             if let Some(title) = &decl.tool.title {
-                let _ = writeln!(out, "    {:<10} {title} {source}", "title");
+                let _ = writeln!(out, "    {:<10} {} {source}", "title", one_line(title));
             }
-            let description = decl.tool.description.as_deref().unwrap_or("");
+            let description = one_line(decl.tool.description.as_deref().unwrap_or(""));
             let _ = writeln!(out, "    {:<10} {description} {source}", "described");
         }
         let _ = writeln!(out, "    {:<10} {}", "served", json(&served));

@@ -70,8 +70,17 @@ async fn sync(args: &PullArgs, from: &std::path::Path, trust: &Trust, tag_moves:
                     from.display()
                 ),
                 (None, Some(locked)) => {
-                    let now = warden_registry::pull::manifest(&registry, reference)
-                        .await?
+                    // Within the same budget a pull's own questions have.
+                    let budget = registry.limits.metadata_deadline();
+                    let now = tokio::time::timeout(budget, warden_registry::pull::manifest(&registry, reference))
+                        .await
+                        .map_err(|_| {
+                            anyhow::anyhow!(
+                                "{} did not say where the tag of {reference} points within {budget:?} \
+                                 (10 × --timeout); nothing was changed",
+                                registry.host()
+                            )
+                        })??
                         .map(|(_, digest)| digest);
                     match now {
                         Some(now) if now != locked.digest && tag_moves == TagMoves::Refuse => anyhow::bail!(

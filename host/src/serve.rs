@@ -386,9 +386,12 @@ async fn oauth(args: &ServeArgs) -> Result<Option<Arc<OAuth>>> {
         algorithms: oauth::parse_algorithms(&args.oauth_algorithms)?,
         policy: AccessPolicy::load(access)?,
     };
-    let oauth = OAuth::discover(settings)
-        .await
-        .with_context(|| format!("OAuth mode: cannot use the authorization server {issuer}"))?;
+    let oauth = OAuth::discover(settings).await.with_context(|| {
+        format!(
+            "OAuth mode: cannot use the authorization server {}",
+            warden_runtime::secrets::SecretAddress::new(issuer.as_str())
+        )
+    })?;
     Ok(Some(Arc::new(oauth)))
 }
 

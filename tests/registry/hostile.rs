@@ -40,17 +40,51 @@ async fn junk_signatures_neither_grow_the_record_nor_brick_the_plugin() {
     let bench = Bench::new().await;
     let digest = bench.publish("text", &format!("{REPO}:1.0")).await;
     let reference = bench.registry.reference(&format!("{REPO}:1.0"));
-    // Whoever can push to the repository adds 15 junk layers of 60 KiB
-    // beside the real signature: kept, they would outgrow the 1 MiB record.
-    let mut layers: Vec<(Vec<u8>, String)> = (0..15u8)
-        .map(|i| (vec![b'a' + i; 60 * 1024], BASE64.encode([i; 70])))
-        .collect();
-    layers.push(signed_layer(&bench, &digest));
+    // Whoever can push to the repository adds junk layers of 60 KiB beside
+    // the real signature: kept, they would outgrow the 1 MiB record.
+    // cosign appends: the release's signature comes first, what was pushed
+    // since after it (16 layers are read).
+    let mut layers = vec![signed_layer(&bench, &digest)];
+    layers.extend((0..13u8).map(|i| (vec![b'a' + i; 60 * 1024], BASE64.encode([i; 70]))));
     bench.registry.push_signatures(REPO, &digest, layers);
+    {
+        // More junk that cannot fail the pull: a layer claiming 70 000
+        // bytes, one whose blob is missing, 200 KB of unverified Rekor
+        // entry riding on the real signature, and a referrer naming
+        // another subject.
+        let mut store = bench.registry.store.lock().unwrap();
+        let tag = format!("{REPO}@{}.sig", digest.replacen(':', "-", 1));
+        let mut sig: Value = serde_json::from_slice(&store.manifests[&tag]).unwrap();
+        let layers = sig["layers"].as_array_mut().unwrap();
+        layers[0]["annotations"]["dev.sigstore.cosign/bundle"] = "r".repeat(200_000).into();
+        let mut big = layers[1].clone();
+        big["size"] = 70_000.into();
+        let mut missing = layers[1].clone();
+        missing["digest"] = digest_of(b"nowhere").into();
+        layers.insert(1, big);
+        layers.insert(1, missing);
+        store.manifests.insert(tag, sig.to_string().into_bytes());
+        store.referrers_api = true;
+        store.referrers.insert(
+            digest.clone(),
+            vec![json!({
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "size": 100,
+                "digest": digest_of(b"elsewhere"),
+                "artifactType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+            })],
+        );
+    }
+    // An earlier pull killed mid-download left its staging folder.
+    let abandoned = bench.plugins.path().join(".text.pull-4000000");
+    std::fs::create_dir(&abandoned).unwrap();
+    std::fs::write(abandoned.join("text.wasm"), b"\0asm half").unwrap();
     let trust = bench.trust_args();
     let (ok, stderr) = bench.pull(&reference, &refs(&trust)).await;
     assert!(ok, "{stderr}");
     assert!(stderr.contains("signed by `release key`"), "{stderr}");
+    assert!(stderr.contains("could not be read and were skipped"), "{stderr}");
+    assert!(!abandoned.exists());
 
     let record_path = bench.plugins.path().join("text.origin.json");
     let record = std::fs::read(&record_path).unwrap();
@@ -198,10 +232,15 @@ async fn a_referrer_is_read_only_to_its_bound_and_a_signature_only_for_its_repos
         );
         store.manifests.insert(format!("{REPO}@{}", digest_of(&big)), big);
     }
+    // It is read no further than 64 KiB, then skipped like any referrer
+    // that cannot be read: junk anyone could push does not fail the pull.
     let (ok, stderr) = bench.pull(&reference, &[]).await;
-    assert!(!ok);
+    assert!(ok, "{stderr}");
     assert!(stderr.contains("larger than 65536 bytes"), "{stderr}");
-    assert!(bench.folder().is_empty(), "{:?}", bench.folder());
+    assert!(stderr.contains("1 referrer(s) of"), "{stderr}");
+    for file in ["text.wasm", "text.origin.json"] {
+        std::fs::remove_file(bench.plugins.path().join(file)).unwrap();
+    }
     bench.registry.store.lock().unwrap().referrers.clear();
 
     // The release key's signature of this digest, made for another
@@ -216,4 +255,41 @@ async fn a_referrer_is_read_only_to_its_bound_and_a_signature_only_for_its_repos
         "{stderr}"
     );
     assert!(bench.folder().is_empty(), "{:?}", bench.folder());
+}
+
+#[tokio::test]
+async fn a_sources_sync_writes_its_lock_past_a_fifo_and_never_reads_a_lock_as_sources() {
+    let bench = Bench::new().await;
+    bench.publish("text", &format!("{REPO}:1.0")).await;
+    let reference = bench.registry.reference(&format!("{REPO}:1.0"));
+    let sources = bench.file("sources.toml");
+    std::fs::write(&sources, format!("[components]\ntext = \"{reference}\"\n")).unwrap();
+    // A FIFO left where the lock is written first: never opened, replaced.
+    let partial = bench.file("sources.lock.partial");
+    let made = std::process::Command::new("mkfifo").arg(&partial).status().unwrap();
+    assert!(made.success());
+    let folder = plugins(&bench);
+    let (ok, _, stderr) = bench
+        .warden(
+            &["pull", "--from", sources.to_str().unwrap(), "--plugins", &folder],
+            Some("config.json"),
+        )
+        .await;
+    assert!(ok, "{stderr}");
+    let lock = std::fs::read_to_string(bench.file("sources.lock")).unwrap();
+    assert!(lock.contains("[components.text]"), "{lock}");
+    assert!(!partial.exists());
+
+    // The lock named as the sources file is refused, not parsed (and its
+    // error would have said to delete it).
+    let lock_path = bench.file("sources.lock");
+    let (ok, _, stderr) = bench
+        .warden(
+            &["pull", "--from", lock_path.to_str().unwrap(), "--plugins", &folder],
+            Some("config.json"),
+        )
+        .await;
+    assert!(!ok);
+    assert!(stderr.contains("looks like a lock Warden writes"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), lock);
 }

@@ -192,7 +192,11 @@ impl TrustPolicy {
     /// The first entry, in file order, whose pattern matches `repository`
     /// (`REGISTRY/REPO`).
     pub fn rule_for(&self, repository: &str) -> Option<&RepositoryRule> {
-        self.repositories.iter().find(|rule| matches(&rule.pattern, repository))
+        // Docker Hub's two spellings, and any case of a host, are one.
+        let repository = crate::reference::normalized_repository(&repository.to_ascii_lowercase());
+        self.repositories
+            .iter()
+            .find(|rule| matches(&rule.pattern, &repository))
     }
 }
 
@@ -233,6 +237,12 @@ fn read_bounded(path: &Path) -> Result<String> {
 }
 
 fn check_pattern(pattern: &str) -> Result<()> {
+    if pattern.chars().any(|c| c.is_ascii_uppercase()) || pattern.starts_with("index.docker.io/") {
+        bail!(
+            "`{pattern}` is matched against repositories as Warden spells them: lowercase, Docker Hub as \
+             `docker.io/…`; write it that way"
+        );
+    }
     if pattern.is_empty() || pattern.starts_with('*') || !pattern.contains('/') {
         bail!(
             "`{pattern}` must name a registry and a repository path (`REGISTRY/REPO`, `REGISTRY/ORG/*`); \
@@ -299,6 +309,10 @@ mod tests {
                 "`issuer` is empty",
             ),
             ("[[repository]]\nmatch = \"r.io/a\"\nsigners = []\n", "unknown field"),
+            (
+                "[[repository]]\nmatch = \"R.io/a/*\"\n[[repository.signer]]\nname = \"k\"\nkey = \"k.pub\"\n",
+                "lowercase",
+            ),
         ] {
             let error = format!("{:#}", policy(dir.path(), text).unwrap_err());
             assert!(error.contains(expect), "{text}: {error}");

@@ -58,6 +58,28 @@ pub enum SignatureRecord {
     SigstoreBundle { bundle: String },
 }
 
+impl SignatureRecord {
+    /// Only what a check reads: a keyed signature is its payload and
+    /// signature, so a Rekor entry a registry attached to it (never
+    /// verified) is not kept.
+    pub fn as_checked(self) -> Self {
+        match self {
+            SignatureRecord::CosignSimpleSigning {
+                payload,
+                signature,
+                certificate: None,
+                ..
+            } => SignatureRecord::CosignSimpleSigning {
+                payload,
+                signature,
+                certificate: None,
+                rekor_bundle: None,
+            },
+            other => other,
+        }
+    }
+}
+
 impl OriginRecord {
     pub fn new(
         reference: String,

@@ -55,7 +55,9 @@ impl Reference {
             );
         }
         Ok(Reference {
-            registry: registry.to_string(),
+            // Host names are case-insensitive: one spelling, so a trust
+            // policy's patterns (lowercase) cannot be sidestepped by another.
+            registry: registry.to_ascii_lowercase(),
             repository: repository.to_string(),
             tag,
             digest,
@@ -210,6 +212,12 @@ mod tests {
             normalized_repository("index.docker.io/library/x"),
             "docker.io/library/x"
         );
+    }
+
+    #[test]
+    fn a_registry_host_has_one_spelling() {
+        let reference = Reference::parse("oci://LocalHost:5111/tools/text:1").unwrap();
+        assert_eq!(reference.repository_path(), "localhost:5111/tools/text");
     }
     use super::*;
 

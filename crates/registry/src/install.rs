@@ -121,7 +121,7 @@ pub async fn install(
     // so whoever can push junk `.sig` layers cannot grow the record.
     record.signatures = checked
         .signature
-        .map(|index| record.signatures.swap_remove(index))
+        .map(|index| record.signatures.swap_remove(index).as_checked())
         .into_iter()
         .collect();
     record.signer = checked.verified.signer.clone();
@@ -254,10 +254,33 @@ struct Staging {
 
 impl Staging {
     fn new(plugins: &Path, name: &str) -> Result<Self> {
+        remove_abandoned(plugins, name);
         let dir = plugins.join(format!(".{name}.pull-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         Ok(Staging { dir })
+    }
+}
+
+/// Staging folders of pulls of `name` whose process is gone (killed mid
+/// download, before its `Drop` could run): removed, so interrupted pulls do
+/// not pile up partial components in the plugins folder.
+fn remove_abandoned(plugins: &Path, name: &str) {
+    let prefix = format!(".{name}.pull-");
+    let Ok(entries) = std::fs::read_dir(plugins) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let alive = pid
+            .parse::<u32>()
+            .is_ok_and(|pid| Path::new("/proc").join(pid.to_string()).exists());
+        if !alive && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use tokio::io::AsyncWriteExt;
 use crate::client::{MAX_MANIFEST_BYTES, MAX_SIGNATURE_MANIFEST_BYTES, MAX_SMALL_BYTES, Registry};
 use warden_origin::cosign::{self, SIGNATURE_ANNOTATION, SIMPLE_SIGNING};
 use warden_origin::keyless::{BUNDLE_MEDIA_TYPE, MAX_BUNDLE_BYTES};
-use warden_origin::manifest::{Descriptor, IMAGE_INDEX, IMAGE_MANIFEST, ImageIndex, ImageManifest};
+use warden_origin::manifest::{Descriptor, IMAGE_INDEX, IMAGE_MANIFEST, ImageIndex, ImageManifest, IndexEntry};
 use warden_origin::{Reference, SignatureRecord};
 
 /// A signature manifest with more layers than this is not read.
@@ -99,6 +99,7 @@ pub async fn signatures(
     };
     let manifest = ImageManifest::parse(&bytes).context("the signature manifest")?;
     let mut found = Vec::new();
+    let mut skipped = Skipped::new(reference, "signature layer");
     for layer in manifest
         .layers
         .iter()
@@ -108,10 +109,19 @@ pub async fn signatures(
         let Some(signature) = layer.annotations.get(SIGNATURE_ANNOTATION) else {
             continue;
         };
+        // Anyone who can push adds layers: one that cannot be read is
+        // skipped, not allowed to fail the pull of a signed component.
         if layer.size > cosign::MAX_PAYLOAD_BYTES {
-            bail!("a signature payload of {reference} is {} bytes; refused", layer.size);
+            skipped.add(format!("a payload of {} bytes", layer.size));
+            continue;
         }
-        let payload = small_blob(registry, reference, layer, MAX_SMALL_BYTES).await?;
+        let payload = match small_blob(registry, reference, layer, MAX_SMALL_BYTES).await {
+            Ok(payload) => payload,
+            Err(error) => {
+                skipped.add(format!("{error:#}"));
+                continue;
+            }
+        };
         let annotation = |key: &str| layer.annotations.get(key).cloned();
         found.push(SignatureRecord::CosignSimpleSigning {
             payload: BASE64.encode(&payload),
@@ -120,7 +130,43 @@ pub async fn signatures(
             rekor_bundle: annotation(cosign::REKOR_BUNDLE_ANNOTATION),
         });
     }
+    skipped.say();
     Ok(found)
+}
+
+/// Entries a registry listed that could not be read, said once per pull.
+struct Skipped<'a> {
+    reference: &'a Reference,
+    what: &'static str,
+    count: usize,
+    first: Option<String>,
+}
+
+impl<'a> Skipped<'a> {
+    fn new(reference: &'a Reference, what: &'static str) -> Self {
+        Skipped {
+            reference,
+            what,
+            count: 0,
+            first: None,
+        }
+    }
+
+    fn add(&mut self, why: String) {
+        self.count += 1;
+        self.first.get_or_insert(why);
+    }
+
+    fn say(&self) {
+        if let Some(first) = &self.first {
+            tracing::warn!(
+                "{} {}(s) of {} could not be read and were skipped (the first: {first})",
+                self.count,
+                self.what,
+                self.reference
+            );
+        }
+    }
 }
 
 /// Sigstore bundles attached to `manifest_digest` (cosign 3's default):
@@ -143,44 +189,64 @@ pub async fn bundles(
         }
     };
     let mut found = Vec::new();
+    let mut skipped = Skipped::new(reference, "referrer");
     let candidates = index
         .manifests
         .iter()
         .filter(|entry| entry.artifact_type.as_deref().is_none_or(|t| t == BUNDLE_MEDIA_TYPE))
         .take(MAX_SIGNATURES);
     for entry in candidates {
-        if entry.size > MAX_SMALL_BYTES as u64 {
-            bail!("a referrer of {reference} is {} bytes; refused", entry.size);
+        match bundle(registry, reference, manifest_digest, entry).await {
+            Ok(Some(bundle)) => found.push(SignatureRecord::SigstoreBundle { bundle }),
+            Ok(None) => {}
+            // Anyone who can push adds referrers: one that cannot be read
+            // is skipped, not allowed to fail the pull of a signed component.
+            Err(error) => skipped.add(format!("{error:#}")),
         }
-        // Read at most what the spec-sized referrer may be, whatever the
-        // index claimed its size to be.
-        let referrer = reference.at_digest(&entry.digest);
-        let Some((bytes, _)) = manifest_as(registry, &referrer, IMAGE_MANIFEST, MAX_SMALL_BYTES).await? else {
-            continue;
-        };
-        let manifest = ImageManifest::parse(&bytes).context("a referrer's manifest")?;
-        let is_bundle = manifest.artifact_type.as_deref() == Some(BUNDLE_MEDIA_TYPE)
-            || manifest.config.media_type == BUNDLE_MEDIA_TYPE;
-        if !is_bundle {
-            continue;
-        }
-        if manifest.subject.as_ref().map(|s| s.digest.as_str()) != Some(manifest_digest) {
-            bail!("a Sigstore bundle listed for {manifest_digest} names another subject; refused");
-        }
-        let [layer] = manifest.layers.as_slice() else {
-            bail!(
-                "a Sigstore bundle manifest of {reference} has {} layers, not one",
-                manifest.layers.len()
-            );
-        };
-        if !layer.media_type.starts_with("application/vnd.dev.sigstore.bundle") {
-            bail!("a Sigstore bundle manifest of {reference} holds `{}`", layer.media_type);
-        }
-        let bundle = small_blob(registry, reference, layer, MAX_BUNDLE_BYTES as usize).await?;
-        let bundle = String::from_utf8(bundle).context("a Sigstore bundle is not UTF-8 JSON")?;
-        found.push(SignatureRecord::SigstoreBundle { bundle });
     }
+    skipped.say();
     Ok(found)
+}
+
+/// The Sigstore bundle the referrer `entry` holds; `None` when it holds
+/// something else.
+async fn bundle(
+    registry: &Registry,
+    reference: &Reference,
+    manifest_digest: &str,
+    entry: &IndexEntry,
+) -> Result<Option<String>> {
+    if entry.size > MAX_SMALL_BYTES as u64 {
+        bail!("a referrer of {reference} is {} bytes; refused", entry.size);
+    }
+    // Read at most what the spec-sized referrer may be, whatever the
+    // index claimed its size to be.
+    let referrer = reference.at_digest(&entry.digest);
+    let Some((bytes, _)) = manifest_as(registry, &referrer, IMAGE_MANIFEST, MAX_SMALL_BYTES).await? else {
+        return Ok(None);
+    };
+    let manifest = ImageManifest::parse(&bytes).context("a referrer's manifest")?;
+    let is_bundle =
+        manifest.artifact_type.as_deref() == Some(BUNDLE_MEDIA_TYPE) || manifest.config.media_type == BUNDLE_MEDIA_TYPE;
+    if !is_bundle {
+        return Ok(None);
+    }
+    if manifest.subject.as_ref().map(|s| s.digest.as_str()) != Some(manifest_digest) {
+        bail!("a Sigstore bundle listed for {manifest_digest} names another subject; refused");
+    }
+    let [layer] = manifest.layers.as_slice() else {
+        bail!(
+            "a Sigstore bundle manifest of {reference} has {} layers, not one",
+            manifest.layers.len()
+        );
+    };
+    if !layer.media_type.starts_with("application/vnd.dev.sigstore.bundle") {
+        bail!("a Sigstore bundle manifest of {reference} holds `{}`", layer.media_type);
+    }
+    let bundle = small_blob(registry, reference, layer, MAX_BUNDLE_BYTES as usize).await?;
+    Ok(Some(
+        String::from_utf8(bundle).context("a Sigstore bundle is not UTF-8 JSON")?,
+    ))
 }
 
 /// `GET /v2/<repo>/referrers/<digest>`; `None` when the registry has no
@@ -305,10 +371,14 @@ pub async fn component(registry: &Registry, reference: &Reference, layer: &Descr
             );
         }
         hasher.update(&chunk);
-        file.write_all(&chunk).await?;
+        file.write_all(&chunk)
+            .await
+            .with_context(|| format!("cannot write {}", dest.display()))?;
     }
     file.flush().await?;
-    file.sync_all().await?;
+    file.sync_all()
+        .await
+        .with_context(|| format!("cannot write {}", dest.display()))?;
     let digest = format!("sha256:{}", hex::encode(hasher.finalize()));
     if received != layer.size || digest != layer.digest {
         bail!(

@@ -50,6 +50,13 @@ pub struct Sources {
 
 impl Sources {
     pub fn load(path: &Path) -> Result<Self> {
+        if path.extension().is_some_and(|e| e == "lock" || e == "partial") {
+            bail!(
+                "{} looks like a lock Warden writes (`.lock`), not a sources file: name the sources file \
+                 (e.g. sources.toml; its lock is written beside it)",
+                path.display()
+            );
+        }
         let text = read_bounded(path, "the sources file")?;
         let file: SourcesFile =
             toml::from_str(&text).with_context(|| format!("{} is not a sources file", path.display()))?;
@@ -101,7 +108,15 @@ impl Lock {
             toml::to_string(self)?
         );
         let partial = path.with_extension("lock.partial");
-        std::fs::write(&partial, text).with_context(|| format!("cannot write {}", partial.display()))?;
+        // A new file of Warden's own: whatever was left at that name (a
+        // FIFO, whose open would wait for a reader) is removed first, and
+        // the file is created exclusively, never opened through.
+        let _ = std::fs::remove_file(&partial);
+        let mut file =
+            std::fs::File::create_new(&partial).with_context(|| format!("cannot write {}", partial.display()))?;
+        std::io::Write::write_all(&mut file, text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("cannot write {}", partial.display()))?;
         std::fs::rename(&partial, path).with_context(|| format!("cannot write {}", path.display()))
     }
 }

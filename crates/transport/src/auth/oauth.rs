@@ -192,11 +192,12 @@ impl OAuth {
 /// before the issuer's path), then OpenID Connect's (both insertion and
 /// appending), the order MCP's authorization spec gives clients.
 fn metadata_urls(issuer: &str) -> Result<Vec<String>> {
+    let shown = warden_runtime::secrets::SecretAddress::new(issuer);
     let uri: http::Uri = issuer
         .parse()
-        .with_context(|| format!("--oauth-issuer `{issuer}` is not a URL"))?;
+        .with_context(|| format!("--oauth-issuer `{shown}` is not a URL"))?;
     if uri.query().is_some() {
-        bail!("--oauth-issuer `{issuer}` has a query; an issuer identifier may not (RFC 8414)");
+        bail!("--oauth-issuer `{shown}` has a query; an issuer identifier may not (RFC 8414)");
     }
     let origin = format!(
         "{}://{}",
