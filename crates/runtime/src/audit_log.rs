@@ -13,12 +13,19 @@
 //!
 //! A line cut off by a failing write is removed again, so the file stays
 //! one JSON record per line.
+//!
+//! The file is written by one thread of its own, never under a lock a call
+//! holds: a call hands its record over and waits at most `CONFIRM_WITHIN`
+//! for the word that it was written. A disk that stalls (a hung network
+//! mount) therefore costs a call that long, never the server: with
+//! `--audit-required` the call is refused with the reason, without it the
+//! record is counted as not written. At most `QUEUE` records wait.
 
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -32,10 +39,39 @@ const FOLLOW_EVERY: Duration = Duration::from_secs(1);
 /// A failing log is said at most this often.
 const SAY_EVERY: Duration = Duration::from_secs(60);
 
+/// How long a call waits for its record to be written.
+const CONFIRM_WITHIN: Duration = Duration::from_secs(2);
+
+/// Records handed to the writer and not yet written, at most.
+const QUEUE: usize = 1024;
+
 pub struct AuditLog {
     path: PathBuf,
     required: bool,
-    writer: Mutex<Writer>,
+    jobs: SyncSender<Job>,
+    /// When a record the writer did not take in time was last said.
+    unconfirmed_said: std::sync::Mutex<Option<Instant>>,
+}
+
+/// What the writer thread is asked to do.
+enum Job {
+    Append {
+        line: Vec<u8>,
+        done: SyncSender<Result<(), Unwritable>>,
+    },
+    Reopen {
+        done: SyncSender<()>,
+    },
+    /// Tests reach into the writer (age its follow check, stall it).
+    #[cfg(test)]
+    Run(Box<dyn FnOnce(&mut Worker) + Send>),
+}
+
+/// The writer thread's own state: the only code that touches the file.
+struct Worker {
+    path: PathBuf,
+    required: bool,
+    writer: Writer,
 }
 
 struct Writer {
@@ -67,15 +103,26 @@ impl AuditLog {
     /// invocations are refused while records cannot be written.
     pub fn open(path: &Path, required: bool) -> Result<Self> {
         let (file, identity) = open_at(path)?;
-        Ok(Self {
+        let worker = Worker {
             path: path.to_path_buf(),
             required,
-            writer: Mutex::new(Writer {
+            writer: Writer {
                 file,
                 identity,
                 followed: Instant::now(),
                 failing: None,
-            }),
+            },
+        };
+        let (jobs, queue) = mpsc::sync_channel(QUEUE);
+        std::thread::Builder::new()
+            .name("audit-log".into())
+            .spawn(move || worker.run(queue))
+            .context("cannot start the audit log's writer")?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            required,
+            jobs,
+            unconfirmed_said: std::sync::Mutex::new(None),
         })
     }
 
@@ -95,18 +142,100 @@ impl AuditLog {
         let _ = self.write(record);
     }
 
-    /// `record`, saying whether the record was written.
+    /// `record`, saying whether the record was written: handed to the
+    /// writer and confirmed within `CONFIRM_WITHIN`.
     pub fn write(&self, record: &impl Serialize) -> Result<(), Unwritable> {
         let mut line = serde_json::to_vec(record).expect("audit records serialize");
         line.push(b'\n');
-        let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let (done, confirmed) = mpsc::sync_channel(1);
+        let unwritten = match self.jobs.try_send(Job::Append { line, done }) {
+            Ok(()) => match confirmed.recv_timeout(CONFIRM_WITHIN) {
+                Ok(result) => return result,
+                Err(_) => format!(
+                    "the audit log {} did not confirm a record within {CONFIRM_WITHIN:?} (a stalled disk?); \
+                     it may still be written",
+                    self.path.display()
+                ),
+            },
+            Err(TrySendError::Full(_)) => format!(
+                "the audit log {} has {QUEUE} records waiting to be written (a stalled disk?)",
+                self.path.display()
+            ),
+            Err(TrySendError::Disconnected(_)) => {
+                format!("the audit log {}'s writer has stopped", self.path.display())
+            }
+        };
+        if let Some(metrics) = metrics::get() {
+            metrics.audit_write_failed();
+        }
+        // Said at most once a minute; the counter has every one. Only a
+        // timestamp is behind this lock, and a busy lock skips the saying.
+        if let Ok(mut said) = self.unconfirmed_said.try_lock()
+            && said.is_none_or(|at| at.elapsed() >= SAY_EVERY)
+        {
+            *said = Some(Instant::now());
+            tracing::error!(
+                "{unwritten}; said again at most once a minute (`warden_audit_write_failures` counts them)"
+            );
+        }
+        Err(Unwritable(unwritten))
+    }
+
+    /// With `--audit-required`, writes `start` (the record that an
+    /// invocation starts) and refuses the invocation if it cannot be
+    /// written. Without it, admits everything and writes nothing.
+    pub fn admit(&self, start: &impl Serialize) -> Result<(), Unwritable> {
+        if !self.required {
+            return Ok(());
+        }
+        self.write(start).map_err(|why| {
+            Unwritable(format!(
+                "{why}; Warden runs with --audit-required, so no plugin runs until its audit record can be written"
+            ))
+        })
+    }
+
+    /// Opens the configured path again (SIGHUP, after a rotation), waiting
+    /// at most `CONFIRM_WITHIN` for the writer.
+    pub fn reopen(&self) {
+        let (done, reopened) = mpsc::sync_channel(1);
+        if self.jobs.try_send(Job::Reopen { done }).is_ok() && reopened.recv_timeout(CONFIRM_WITHIN).is_err() {
+            tracing::error!(
+                "the audit log {} is slow to open again; its writer goes on when the disk answers",
+                self.path.display()
+            );
+        }
+    }
+}
+
+impl Worker {
+    fn run(mut self, queue: Receiver<Job>) {
+        for job in queue {
+            match job {
+                Job::Append { line, done } => {
+                    let _ = done.send(self.append(&line));
+                }
+                Job::Reopen { done } => {
+                    self.writer.followed = Instant::now();
+                    self.reopen("asked to");
+                    let _ = done.send(());
+                }
+                #[cfg(test)]
+                Job::Run(job) => job(&mut self),
+            }
+        }
+    }
+
+    /// Appends one record as a single write, so records never interleave
+    /// within a line.
+    fn append(&mut self, line: &[u8]) -> Result<(), Unwritable> {
         // With --audit-required a record counts only if it lands at the
         // configured path: checked before every write (one `stat`), and a
         // path that cannot be opened again refuses the record rather than
         // writing it to a file that was moved or removed.
-        let moved = if self.required || writer.followed.elapsed() >= FOLLOW_EVERY {
-            writer.followed = Instant::now();
-            !writer.is_at(&self.path) && !self.reopen_locked(&mut writer, "it was moved or removed")
+        let moved = if self.required || self.writer.followed.elapsed() >= FOLLOW_EVERY {
+            self.writer.followed = Instant::now();
+            !self.writer.is_at(&self.path) && !self.reopen("it was moved or removed")
         } else {
             false
         };
@@ -114,8 +243,9 @@ impl AuditLog {
             true => Err(std::io::Error::other(
                 "its path no longer names the open file, and cannot be opened again",
             )),
-            false => append(&mut writer.file, &line),
+            false => append(&mut self.writer.file, line),
         };
+        let writer = &mut self.writer;
         match appended {
             Ok(()) => {
                 if let Some(failing) = writer.failing.take() {
@@ -160,34 +290,13 @@ impl AuditLog {
         }
     }
 
-    /// With `--audit-required`, writes `start` (the record that an
-    /// invocation starts) and refuses the invocation if it cannot be
-    /// written. Without it, admits everything and writes nothing.
-    pub fn admit(&self, start: &impl Serialize) -> Result<(), Unwritable> {
-        if !self.required {
-            return Ok(());
-        }
-        self.write(start).map_err(|why| {
-            Unwritable(format!(
-                "{why}; Warden runs with --audit-required, so no plugin runs until its audit record can be written"
-            ))
-        })
-    }
-
-    /// Opens the configured path again (SIGHUP, after a rotation).
-    pub fn reopen(&self) {
-        let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        writer.followed = Instant::now();
-        self.reopen_locked(&mut writer, "asked to");
-    }
-
     /// Whether the configured path is open again.
-    fn reopen_locked(&self, writer: &mut Writer, why: &str) -> bool {
+    fn reopen(&mut self, why: &str) -> bool {
         match open_at(&self.path) {
             Ok((file, identity)) => {
-                let same = identity == writer.identity;
-                writer.file = file;
-                writer.identity = identity;
+                let same = identity == self.writer.identity;
+                self.writer.file = file;
+                self.writer.identity = identity;
                 if !same {
                     tracing::info!("audit log: opened {} again ({why})", self.path.display());
                 }
@@ -299,9 +408,38 @@ mod tests {
 
         // Removed, with no SIGHUP: found within FOLLOW_EVERY.
         std::fs::remove_file(&path).unwrap();
-        log.writer.lock().unwrap().followed -= FOLLOW_EVERY;
+        log.jobs
+            .send(Job::Run(Box::new(|worker| worker.writer.followed -= FOLLOW_EVERY)))
+            .unwrap();
         log.record(&serde_json::json!({"n": 4}));
         assert_eq!(lines(&path), [serde_json::json!({"n": 4})]);
+    }
+
+    #[test]
+    fn a_stalled_disk_costs_a_call_at_most_its_wait_and_refuses_it_when_required() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(&path, true).unwrap();
+        // The writer stalls (a hung mount) for longer than a call waits.
+        log.jobs
+            .send(Job::Run(Box::new(|_| std::thread::sleep(CONFIRM_WITHIN * 2))))
+            .unwrap();
+        let started = Instant::now();
+        let refused = log.admit(&serde_json::json!({"n": 1})).unwrap_err().0;
+        assert!(started.elapsed() < CONFIRM_WITHIN * 2, "{:?}", started.elapsed());
+        assert!(refused.contains("did not confirm a record within 2s"), "{refused}");
+        assert!(refused.contains("--audit-required"), "{refused}");
+        // A full queue refuses at once.
+        for _ in 0..QUEUE + 1 {
+            let _ = log.jobs.try_send(Job::Run(Box::new(|_| {})));
+        }
+        let started = Instant::now();
+        let refused = log.admit(&serde_json::json!({"n": 2})).unwrap_err().0;
+        assert!(started.elapsed() < CONFIRM_WITHIN, "{:?}", started.elapsed());
+        assert!(refused.contains("records waiting to be written"), "{refused}");
+        // Once the disk answers, records are written again.
+        std::thread::sleep(CONFIRM_WITHIN * 2);
+        log.admit(&serde_json::json!({"n": 3})).unwrap();
     }
 
     #[test]
