@@ -29,21 +29,61 @@ struct Inner {
 }
 
 struct Entry {
-    record: TaskRecord,
+    record: Kept,
     /// What this entry counts against the bounds: the record's charge
     /// (`TaskRecord::charge`) and its answers.
     charge: usize,
     cancel: bool,
-    answers: BTreeMap<String, Value>,
+    /// Each answer as JSON text, parsed again when the runner takes it.
+    answers: BTreeMap<String, Box<str>>,
     answers_bytes: usize,
 }
 
-/// Bytes answers hold, as the store counts them.
-fn answers_size(answers: &BTreeMap<String, Value>) -> usize {
-    answers
-        .iter()
-        .map(|(key, value)| key.len() + value.to_string().len())
-        .sum()
+/// Bytes answers hold, as the store counts them (and as they are kept).
+fn answers_size(answers: &BTreeMap<String, Box<str>>) -> usize {
+    answers.iter().map(|(key, text)| key.len() + text.len()).sum()
+}
+
+/// A record as this store keeps it: its JSON text, which is what the byte
+/// bound counts and what it costs — kept as a tree of values, a result of
+/// many small items took some 30 times its text — and the few fields the
+/// store decides on. `record()` parses it again for whoever asks.
+struct Kept {
+    json: Box<str>,
+    id: String,
+    caller: String,
+    plugin: String,
+    tool: String,
+    terminal: bool,
+    lease_until_ms: u64,
+    expires_ms: u64,
+}
+
+impl Kept {
+    fn new(record: &TaskRecord) -> Self {
+        Kept {
+            json: serde_json::to_string(record).expect("a record serializes").into(),
+            id: record.id.clone(),
+            caller: record.caller.clone(),
+            plugin: record.plugin.clone(),
+            tool: record.tool.clone(),
+            terminal: record.is_terminal(),
+            lease_until_ms: record.lease_until_ms,
+            expires_ms: record.expires_ms(),
+        }
+    }
+
+    fn record(&self) -> TaskRecord {
+        serde_json::from_str(&self.json).expect("the store wrote this text from a record")
+    }
+
+    fn is_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    fn expires_ms(&self) -> u64 {
+        self.expires_ms
+    }
 }
 
 impl MemoryStore {
@@ -87,7 +127,7 @@ impl MemoryStore {
         inner.tasks.insert(
             record.id.clone(),
             Entry {
-                record: record.clone(),
+                record: Kept::new(record),
                 charge,
                 cancel: false,
                 answers: BTreeMap::new(),
@@ -102,7 +142,7 @@ impl MemoryStore {
         inner.sweep(now_ms());
         let entry = inner.tasks.get(id)?;
         Some(Seen {
-            record: entry.record.clone(),
+            record: entry.record.record(),
             answered: entry.answers.keys().cloned().collect(),
         })
     }
@@ -128,7 +168,7 @@ impl MemoryStore {
                      result was not kept: {full}",
                     record.size()
                 );
-                let failed = entry.record.clone().ended_failed(&why, now_ms());
+                let failed = entry.record.record().ended_failed(&why, now_ms());
                 (failed.clone(), Put::Ended(Box::new(failed)))
             }
         };
@@ -139,7 +179,7 @@ impl MemoryStore {
         );
         inner.recharge(&caller, old, charge);
         let entry = inner.tasks.get_mut(&record.id).expect("looked up above");
-        entry.record = written;
+        entry.record = Kept::new(&written);
         entry.charge = charge;
         put
     }
@@ -156,19 +196,19 @@ impl MemoryStore {
         let mut failed = Vec::new();
         for id in lapsed {
             let entry = &inner.tasks[&id];
-            let seen = entry.record.clone().seen_at(now, &[]);
+            let seen = entry.record.record().seen_at(now, &[]);
             let why = seen
                 .error
                 .as_ref()
                 .and_then(|e| e.get("message")?.as_str())
                 .unwrap_or("the task's lease ran out")
                 .to_string();
-            let record = entry.record.clone().ended_failed(&why, seen.updated_ms);
+            let record = entry.record.record().ended_failed(&why, seen.updated_ms);
             let (old, caller) = (entry.charge, entry.record.caller.clone());
             let charge = record.charge() + entry.answers_bytes;
             inner.recharge(&caller, old, charge);
             let entry = inner.tasks.get_mut(&id).expect("listed above");
-            entry.record = record.clone();
+            entry.record = Kept::new(&record);
             entry.charge = charge;
             failed.push(record);
         }
@@ -183,7 +223,7 @@ impl MemoryStore {
             return Ok(());
         };
         let mut kept = entry.answers.clone();
-        kept.extend(answers);
+        kept.extend(answers.into_iter().map(|(key, value)| (key, value.to_string().into())));
         let kept_bytes = answers_size(&kept);
         let (old, caller) = (entry.charge, entry.record.caller.clone());
         let charge = old - entry.answers_bytes + kept_bytes;
@@ -224,7 +264,13 @@ impl MemoryStore {
         };
         let control = Control {
             cancel: entry.cancel,
-            answers: std::mem::take(&mut entry.answers),
+            answers: std::mem::take(&mut entry.answers)
+                .into_iter()
+                .map(|(key, text)| {
+                    let value = serde_json::from_str(&text).expect("the store wrote this text from a value");
+                    (key, value)
+                })
+                .collect(),
         };
         let (old, freed, caller) = (entry.charge, entry.answers_bytes, entry.record.caller.clone());
         entry.charge -= freed;

@@ -310,3 +310,23 @@ fn a_cancel_is_asked_once() {
     assert!(!store.cancel("a"));
     assert!(!store.cancel("unknown"));
 }
+
+#[test]
+fn a_kept_result_costs_what_it_is_counted() {
+    // 32 000 empty text items: as a tree of values some 30 times its text.
+    let store = MemoryStore::new(bounds(64 << 20, 16 << 20));
+    let mut many = record("many", "alice", 60_000);
+    store.create(&many).unwrap();
+    let items: Vec<Value> = (0..32_000).map(|_| json!({"type": "text", "text": ""})).collect();
+    many.status = TaskStatus::Completed;
+    many.result = Some(json!({"content": items}).as_object().unwrap().clone());
+    assert!(matches!(store.put(&many), Put::Written));
+    let inner = store.lock();
+    let entry = &inner.tasks["many"];
+    // Held as its JSON text, which is what the bound counts.
+    assert_eq!(entry.record.json.len(), many.size());
+    assert_eq!(entry.charge, many.charge());
+    drop(inner);
+    let seen = store.get("many").unwrap();
+    assert_eq!(seen.record.result, many.result);
+}

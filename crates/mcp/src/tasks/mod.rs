@@ -38,7 +38,7 @@ use sha2::{Digest, Sha256};
 
 use crate::interaction::SharedUses;
 use driver::TaskDriver;
-use record::{TaskRecord, now_ms};
+use record::TaskRecord;
 use store::{Bounds, MAX_UNREPORTED, Refusal, Swept, TaskStore};
 use warden_runtime::audit::{self, TaskEvent};
 use warden_runtime::audit_log::AuditLog;
@@ -294,11 +294,12 @@ impl Tasks {
         if seen.record.caller != caller {
             return Err(unknown());
         }
-        // While the store's reachability is in doubt, a lapsed lease is not
-        // shown as a stopped runner (`health`): the record is shown as written.
-        let now = now_ms();
-        let judged = if self.store.judges_leases(now) { now } else { 0 };
-        Ok(seen.record.seen_at(judged, &seen.answered))
+        // Shown as written: a lapsed lease becomes `failed` only when a sweep
+        // writes it (`health` decides when one may). A read cannot judge it:
+        // a store that answers reads while it holds writes (paused, or a
+        // replica cut off from it) would show a live task ended, and a
+        // client stops polling at an ending.
+        Ok(seen.record.seen_at(0, &seen.answered))
     }
 
     /// `tasks/get`.

@@ -190,15 +190,6 @@ impl TaskStore {
         }
     }
 
-    /// Whether a lease that ran out by `now` means its runner stopped (see
-    /// `health`): always in this process's own store.
-    pub fn judges_leases(&self, now: u64) -> bool {
-        match self {
-            TaskStore::Memory(_) => true,
-            TaskStore::Redis(store) => store.health.judges_leases(now),
-        }
-    }
-
     /// Single-use records for interactive `requestState`s shared by replicas
     /// (`None`: this store keeps none; the process's own set is used).
     pub async fn use_once(&self, digest: &[u8; 32], ttl_ms: u64) -> Option<Result<bool>> {

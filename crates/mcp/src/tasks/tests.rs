@@ -4,6 +4,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::driver::Finish;
 
+use super::record::now_ms;
 use super::*;
 
 fn working(id: &str, caller: &str, lease_until_ms: u64) -> TaskRecord {
