@@ -96,6 +96,9 @@ pub struct Answer {
     /// Where the answer came from: a storage redirect's query often holds
     /// a signature, so it is printed only redacted.
     url: SecretAddress,
+    /// It came from another host than the registry (storage a redirect
+    /// led to), whose error bodies quote the signed address they were given.
+    elsewhere: bool,
 }
 
 impl Registry {
@@ -315,6 +318,7 @@ impl Registry {
                 headers: parts.headers,
                 body,
                 url: shown,
+                elsewhere: authority != self.host,
             });
         }
         bail!("{} redirected more than {MAX_REDIRECTS} times", self.host)
@@ -344,8 +348,15 @@ impl Answer {
             .map_err(|_| anyhow!("the answer from {} did not arrive within {deadline:?}", self.url))?
     }
 
-    /// A short text of an error answer, for messages.
+    /// A short text of an error answer, for messages; not the text of
+    /// storage a redirect led to (S3's `SignatureDoesNotMatch` quotes the
+    /// signature it was given).
     pub async fn text(self) -> String {
+        if self.elsewhere {
+            let url = self.url.clone();
+            let _ = self.read(MAX_SMALL_BYTES, Duration::from_secs(5)).await;
+            return format!("(the answer of {url} is not shown: it may quote the signed address)");
+        }
         let deadline = Duration::from_secs(5);
         match self.read(MAX_SMALL_BYTES, deadline).await {
             Ok(bytes) => String::from_utf8_lossy(&bytes).chars().take(300).collect(),
