@@ -24,6 +24,9 @@ impl SecretAddress {
         let address = &self.0;
         let (scheme, rest) = match address.split_once("://") {
             Some((scheme, rest)) => (Some(scheme), rest),
+            // No scheme, no `@`, no `:`: not an address at all — a password
+            // typed where the address goes. Shown as nothing of it.
+            None if !address.contains(['@', ':', '/']) => return "…".to_string(),
             None => (None, address.as_str()),
         };
         // Everything before the last `@` is user information, even where a
@@ -104,6 +107,7 @@ mod tests {
             ("redis://:hunter2", "redis://:…"),
             ("redis://host:hunter2/0", "redis://host:…"),
             ("redis://[::1]:6379/0", "redis://[::1]:6379/0"),
+            ("hunter2", "…"),
         ] {
             let secret = SecretAddress::new(address);
             assert_eq!(secret.to_string(), shown);
