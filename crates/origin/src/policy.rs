@@ -3,6 +3,10 @@
 //! without a key, is an error — never "any signer".
 //!
 //! ```toml
+//! # Components placed in the folder by hand that `--require-signature` still serves.
+//! local = ["notes"]
+//! trusted_root = "trusted_root.json"  # for keyless signers; default: Sigstore's public-good root
+//!
 //! [[repository]]
 //! match = "ghcr.io/acme/tools/*"      # `*`: within one path segment; `**`: any depth
 //! [[repository.signer]]
@@ -13,17 +17,12 @@
 //! issuer = "https://token.actions.githubusercontent.com"
 //! subject = "https://github.com/acme/tools/.github/workflows/release.yml@refs/tags/v*"
 //!
-//! trusted_root = "trusted_root.json"  # for keyless signers; default: Sigstore's public-good root
-//!
 //! [[repository]]
 //! match = "mirror.example/acme/*"     # a mirror: its signatures name the original
 //! signed_reference = "ghcr.io/acme/*"
 //! [[repository.signer]]
 //! name = "acme release key"
 //! key = "keys/acme.pub"
-//!
-//! # Components placed in the folder by hand that `--require-signature` still serves.
-//! local = ["notes"]
 //! ```
 
 use std::path::{Path, PathBuf};
