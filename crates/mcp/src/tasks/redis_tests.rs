@@ -117,22 +117,22 @@ fn draft(id: &str, ttl_ms: u64) -> TaskRecord {
     }
 }
 
+/// A replica on `redis`, auditing to `log`.
+async fn replica(redis: &Redis, name: &str, log: &std::path::Path) -> Arc<Tasks> {
+    let audit = Arc::new(AuditLog::open(log, false).unwrap());
+    Arc::new(Tasks::new(
+        TaskStore::Redis(redis.store().await),
+        name.into(),
+        Some(audit),
+    ))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_that_ends_while_redis_stalls_is_written_and_audited_once_when_it_returns() {
     let redis = Redis::start();
     let dir = tempfile::tempdir().unwrap();
     let (log1, log2) = (dir.path().join("r1.jsonl"), dir.path().join("r2.jsonl"));
-    let audit = |path| Some(Arc::new(AuditLog::open(path, false).unwrap()));
-    let r1 = Arc::new(Tasks::new(
-        TaskStore::Redis(redis.store().await),
-        "r1".into(),
-        audit(&log1),
-    ));
-    let r2 = Arc::new(Tasks::new(
-        TaskStore::Redis(redis.store().await),
-        "r2".into(),
-        audit(&log2),
-    ));
+    let (r1, r2) = (replica(&redis, "r1", &log1).await, replica(&redis, "r2", &log2).await);
 
     let driver = TaskDriver::new(
         r1.clone(),
@@ -223,17 +223,7 @@ async fn expired_events_keep_up_with_tasks_made_faster_than_a_sweep_round() {
     let redis = Redis::start();
     let dir = tempfile::tempdir().unwrap();
     let (log1, log2) = (dir.path().join("r1.jsonl"), dir.path().join("r2.jsonl"));
-    let audit = |path| Some(Arc::new(AuditLog::open(path, false).unwrap()));
-    let r1 = Arc::new(Tasks::new(
-        TaskStore::Redis(redis.store().await),
-        "r1".into(),
-        audit(&log1),
-    ));
-    let r2 = Arc::new(Tasks::new(
-        TaskStore::Redis(redis.store().await),
-        "r2".into(),
-        audit(&log2),
-    ));
+    let (r1, r2) = (replica(&redis, "r1", &log1).await, replica(&redis, "r2", &log2).await);
     Tasks::spawn_sweeper(&r1);
     Tasks::spawn_sweeper(&r2);
 
